@@ -1,0 +1,50 @@
+"""FastAPI dependencies: the Memory facade, the caller's namespace rights, and the metrics registry."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from memory.auth import KeyRing
+from memory.metrics import Metrics
+from memory.namespaces import check_namespace
+from memory.service import Memory
+
+__all__ = ["MemoryDep", "Access", "AccessDep", "MetricsDep"]
+
+
+def _memory(request: Request) -> Memory:
+    return request.app.state.memory
+
+
+def _metrics(request: Request) -> Metrics:
+    return request.app.state.metrics
+
+
+class Access:
+    """The namespaces the caller's key may use; `namespace(ns)` validates and checks one."""
+
+    def __init__(self, keyring: KeyRing, patterns: tuple[str, ...]) -> None:
+        self._keyring = keyring
+        self._patterns = patterns
+
+    def namespace(self, namespace: object) -> str:
+        """Validate `namespace` and make sure this key may use it (404 as if absent otherwise)."""
+        checked = check_namespace(namespace)
+        self._keyring.check(self._patterns, checked)
+        return checked
+
+
+def _access(request: Request, authorization: Annotated[str | None, Header()] = None) -> Access:
+    keyring: KeyRing = request.app.state.keyring
+    token = None
+    if authorization:
+        scheme, _, value = authorization.partition(" ")
+        token = value.strip() if scheme.lower() == "bearer" else None
+    return Access(keyring, keyring.patterns(token))
+
+
+MemoryDep = Annotated[Memory, Depends(_memory)]
+AccessDep = Annotated[Access, Depends(_access)]
+MetricsDep = Annotated[Metrics, Depends(_metrics)]

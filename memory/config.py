@@ -1,0 +1,391 @@
+"""Load the configuration once: defaults, then a TOML file, then MEMORY_<SECTION>_<KEY> variables.
+
+Every setting has a typed default here; config.toml at the project root documents the same defaults (a test
+keeps the two equal). Unknown keys and bad values stop start-up with a ConfigError naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory.errors import ConfigError
+
+__all__ = [
+    "Config",
+    "ServiceConfig",
+    "EmbeddingConfig",
+    "TokenizerConfig",
+    "ChromaConfig",
+    "ChunkingConfig",
+    "RetrievalConfig",
+    "RecallConfig",
+    "FactsConfig",
+    "TasksConfig",
+    "LimitsConfig",
+    "AuthConfig",
+    "load_config",
+]
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """Where the store lives and where the HTTP service listens."""
+
+    data_dir: str = "data"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "info"
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """The embedding model: which one, and how it runs on the CPU."""
+
+    backend: str = "sentence-transformers"
+    model: str = "all-MiniLM-L6-v2"
+    batch_size: int = 32
+    torch_threads: int = 1
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class TokenizerConfig:
+    """The tokenizer every token count and budget uses."""
+
+    encoding: str = "cl100k_base"
+
+
+@dataclass(frozen=True)
+class ChromaConfig:
+    """Embedded Chroma under data_dir by default; a remote Chroma server when host is set."""
+
+    host: str = ""
+    port: int = 8000
+    ssl: bool = False
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    """Sizes, in cl100k tokens, for semantic chunking of documents."""
+
+    target_tokens: int = 200
+    max_tokens: int = 400
+    min_tokens: int = 40
+    similarity_drop: float = 0.25
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """Hybrid dense + lexical retrieval: over-fetch sizes, fusion and freshness."""
+
+    dense_k: int = 100
+    lexical_k: int = 100
+    fusion: str = "rrf"
+    rrf_k: int = 60
+    dense_weight: float = 0.5
+    lexical_weight: float = 0.5
+    recency_half_life_days: float = 365.0
+    recency_weight: float = 0.1
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """The per-turn recall call: default budget, threshold and how the budget is shared between tiers."""
+
+    default_budget: int = 1000
+    min_score: float = 0.2
+    low_confidence_fallback: bool = True
+    fact_share: float = 0.3
+    task_share: float = 0.3
+    experience_share: float = 0.4
+    restate_constraints: bool = False
+
+
+@dataclass(frozen=True)
+class FactsConfig:
+    """Rule-based fact extraction: extra rule files on top of the shipped ones."""
+
+    extra_rules: tuple[str, ...] = ()
+    extract_from_memories: bool = True
+
+
+@dataclass(frozen=True)
+class TasksConfig:
+    """Task scratch space: expiry and offloading of large items."""
+
+    default_ttl_s: int = 86400
+    offload_tokens: int = 500
+    head_tokens: int = 60
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    """Request size limits that protect the service."""
+
+    max_request_bytes: int = 10_000_000
+    max_text_chars: int = 2_000_000
+    max_query_chars: int = 20_000
+    max_budget: int = 200_000
+    max_batch: int = 1000
+
+
+@dataclass(frozen=True)
+class AuthConfig:
+    """API keys mapped to the namespaces each may use ("*" = every namespace); empty = no auth, loopback only."""
+
+    keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration, one frozen dataclass per config.toml section."""
+
+    service: ServiceConfig = field(default_factory=ServiceConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    chroma: ChromaConfig = field(default_factory=ChromaConfig)
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    facts: FactsConfig = field(default_factory=FactsConfig)
+    tasks: TasksConfig = field(default_factory=TasksConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    auth: AuthConfig = field(default_factory=AuthConfig)
+
+    @property
+    def data_path(self) -> Path:
+        """The data folder as a Path."""
+        return Path(self.service.data_dir)
+
+    def replace(self, section: str, **values: Any) -> Config:
+        """A copy with some settings of one section changed (validated like the file)."""
+        return _build({**_as_raw(self), section: {**_as_raw(self)[section], **values}}, "override")
+
+
+_SECTIONS: dict[str, type] = {f.name: typing.get_type_hints(Config)[f.name] for f in dataclasses.fields(Config)}
+
+_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("embedding", "backend"): ("sentence-transformers",),
+    ("embedding", "device"): ("cpu",),
+    ("retrieval", "fusion"): ("rrf", "weighted", "adaptive"),
+    ("service", "log_level"): ("critical", "error", "warning", "info", "debug"),
+}
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+_POSITIVE = {
+    ("service", "port"), ("chroma", "port"), ("embedding", "batch_size"), ("embedding", "torch_threads"),
+    ("chunking", "target_tokens"), ("chunking", "max_tokens"), ("chunking", "min_tokens"),
+    ("retrieval", "dense_k"), ("retrieval", "lexical_k"), ("retrieval", "rrf_k"),
+    ("retrieval", "recency_half_life_days"), ("recall", "default_budget"), ("tasks", "default_ttl_s"),
+    ("tasks", "offload_tokens"), ("tasks", "head_tokens"), ("limits", "max_request_bytes"),
+    ("limits", "max_text_chars"), ("limits", "max_query_chars"), ("limits", "max_budget"), ("limits", "max_batch"),
+}
+
+_UNIT_INTERVAL = {
+    ("chunking", "similarity_drop"), ("retrieval", "dense_weight"), ("retrieval", "lexical_weight"),
+    ("retrieval", "recency_weight"), ("recall", "min_score"), ("recall", "fact_share"), ("recall", "task_share"),
+    ("recall", "experience_share"),
+}
+
+
+def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Defaults, overlaid by the TOML file at `path` (any subset of settings), overlaid by MEMORY_* variables."""
+    raw = _as_raw(Config())
+    origin = "defaults"
+    if path is not None:
+        path = Path(path)
+        try:
+            with path.open("rb") as fh:
+                loaded = tomllib.load(fh)
+        except FileNotFoundError:
+            raise ConfigError(f"config file {path} does not exist; pass an existing TOML file or none") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+        _merge(raw, loaded, str(path))
+        origin = str(path)
+    if env is not None:
+        _merge_env(raw, env)
+        origin = f"{origin} + environment"
+    return _build(raw, origin)
+
+
+def _as_raw(config: Config) -> dict[str, dict[str, Any]]:
+    return {
+        name: {f.name: getattr(getattr(config, name), f.name) for f in dataclasses.fields(getattr(config, name))}
+        for name in _SECTIONS
+    }
+
+
+def _merge(raw: dict[str, dict[str, Any]], loaded: Mapping[str, Any], origin: str) -> None:
+    for section, values in loaded.items():
+        if section not in _SECTIONS:
+            raise ConfigError(
+                f"{origin}: unknown section [{section}]; expected one of {', '.join(sorted(_SECTIONS))}"
+            )
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"{origin}: [{section}] must be a table of settings, got {values!r}")
+        if section == "auth":
+            for key, value in values.items():
+                if key != "keys":
+                    raise ConfigError(f"{origin}: unknown setting auth.{key}; expected auth.keys")
+                raw["auth"]["keys"] = value
+            continue
+        known = {f.name for f in dataclasses.fields(_SECTIONS[section])}
+        for key, value in values.items():
+            if key not in known:
+                raise ConfigError(
+                    f"{origin}: unknown setting {section}.{key}; [{section}] accepts {', '.join(sorted(known))}"
+                )
+            raw[section][key] = value
+
+
+def _merge_env(raw: dict[str, dict[str, Any]], env: Mapping[str, str]) -> None:
+    for name, text in env.items():
+        if not name.startswith("MEMORY_"):
+            continue
+        rest = name[len("MEMORY_"):].lower()
+        section = next((s for s in sorted(_SECTIONS, key=len, reverse=True) if rest.startswith(s + "_")), None)
+        if section is None:
+            continue  # other MEMORY_* variables (e.g. MEMORY_CONFIG) are not settings
+        key = rest[len(section) + 1:]
+        known = {f.name for f in dataclasses.fields(_SECTIONS[section])}
+        if key not in known:
+            raise ConfigError(
+                f"environment variable {name}: unknown setting {section}.{key}; "
+                f"[{section}] accepts {', '.join(sorted(known))}"
+            )
+        hint = typing.get_type_hints(_SECTIONS[section])[key]
+        raw[section][key] = _parse_env(name, text, hint)
+
+
+def _parse_env(name: str, text: str, hint: Any) -> Any:
+    if hint is bool:
+        lowered = text.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"environment variable {name}={text!r}: expected true or false")
+    if hint in (int, float, str):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise ConfigError(f"environment variable {name}: expected a JSON value, got {text!r}") from None
+
+
+def _build(raw: dict[str, dict[str, Any]], origin: str) -> Config:
+    sections = {}
+    for section, cls in _SECTIONS.items():
+        hints = typing.get_type_hints(cls)
+        values = {key: _coerce(section, key, value, hints[key], origin) for key, value in raw[section].items()}
+        sections[section] = cls(**values)
+    config = Config(**sections)
+    _check(config, origin)
+    return config
+
+
+def _coerce(section: str, key: str, value: Any, hint: Any, origin: str) -> Any:
+    where = f"{origin}: {section}.{key}"
+    if section == "auth" and key == "keys":
+        return _coerce_keys(value, where)
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
+    if hint is int:
+        if isinstance(value, bool):
+            raise ConfigError(f"{where} must be a whole number, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.strip().replace("_", ""))
+            except ValueError:
+                pass
+        raise ConfigError(f"{where} must be a whole number, got {value!r}")
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"{where} must be a number, got {value!r}")
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"{where} must be a string, got {value!r}")
+    origin_type = typing.get_origin(hint)
+    if origin_type is tuple:
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise ConfigError(f"{where} must be a list of strings, got {value!r}")
+    if isinstance(hint, types.UnionType):  # pragma: no cover - no such settings yet
+        return value
+    raise ConfigError(f"{where}: unsupported setting type {hint!r}")  # pragma: no cover
+
+
+def _coerce_keys(value: Any, where: str) -> Mapping[str, tuple[str, ...]]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a table of API key = [namespaces], got {value!r}")
+    keys: dict[str, tuple[str, ...]] = {}
+    for key, namespaces in value.items():
+        if not isinstance(key, str) or len(key) < 8:
+            raise ConfigError(f"{where}: API key {key!r} is too short; use at least 8 characters")
+        if isinstance(namespaces, str):
+            namespaces = [namespaces]
+        if not isinstance(namespaces, (list, tuple)) or not namespaces or not all(
+            isinstance(n, str) and n for n in namespaces
+        ):
+            raise ConfigError(
+                f"{where}: key {key[:4]}… must map to a non-empty list of namespace patterns, got {namespaces!r}"
+            )
+        keys[key] = tuple(namespaces)
+    return types.MappingProxyType(keys)
+
+
+def _check(config: Config, origin: str) -> None:
+    for (section, key), choices in _CHOICES.items():
+        value = getattr(getattr(config, section), key)
+        if value not in choices:
+            raise ConfigError(f"{origin}: {section}.{key} must be one of {', '.join(choices)}, got {value!r}")
+    for section, key in _POSITIVE:
+        value = getattr(getattr(config, section), key)
+        if value <= 0:
+            raise ConfigError(f"{origin}: {section}.{key} must be greater than 0, got {value!r}")
+    for section, key in _UNIT_INTERVAL:
+        value = getattr(getattr(config, section), key)
+        if not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{origin}: {section}.{key} must be between 0 and 1, got {value!r}")
+    if config.service.port > 65535 or config.chroma.port > 65535:
+        raise ConfigError(f"{origin}: ports must be between 1 and 65535")
+    c = config.chunking
+    if not c.min_tokens <= c.target_tokens <= c.max_tokens:
+        raise ConfigError(
+            f"{origin}: chunking needs min_tokens <= target_tokens <= max_tokens, "
+            f"got {c.min_tokens} / {c.target_tokens} / {c.max_tokens}"
+        )
+    r = config.recall
+    total = r.fact_share + r.task_share + r.experience_share
+    if abs(total - 1.0) > 1e-6:
+        raise ConfigError(
+            f"{origin}: recall.fact_share + task_share + experience_share must add up to 1, got {total:g}"
+        )
+    if not config.service.data_dir:
+        raise ConfigError(f"{origin}: service.data_dir must name a folder")
+    if not config.auth.keys and config.service.host not in _LOOPBACK:
+        raise ConfigError(
+            f"{origin}: service.host {config.service.host!r} is not a loopback address and no [auth.keys] are "
+            "configured; configure API keys before listening beyond this machine, or use 127.0.0.1"
+        )

@@ -1,0 +1,59 @@
+"""The one family of errors the memory library raises.
+
+    MemoryError_ (base: every error the library raises on purpose)
+    ├── ConfigError          a setting is unknown or has a bad value
+    ├── StoreMismatchError   the store was built by another model / tokenizer / schema
+    ├── StoreError           the store cannot be opened or written
+    ├── ValidationError      an argument is out of range or malformed
+    ├── NotFoundError        an id, key, task or document does not exist (in this namespace)
+    ├── TooLargeError        an input is over a configured limit
+    └── AuthError            a key is missing, unknown, or may not use a namespace
+
+Messages say what was expected, what arrived, and what to do. The core knows nothing about HTTP:
+the API maps these types to status codes in one table.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MemoryError_",
+    "ConfigError",
+    "StoreMismatchError",
+    "StoreError",
+    "ValidationError",
+    "NotFoundError",
+    "TooLargeError",
+    "AuthError",
+]
+
+
+class MemoryError_(Exception):
+    """Base of every error the memory library raises on purpose."""
+
+
+class ConfigError(MemoryError_):
+    """A setting is unknown or has a bad value."""
+
+
+class StoreMismatchError(MemoryError_):
+    """The store on disk was built by a different embedding model, tokenizer or schema."""
+
+
+class StoreError(MemoryError_):
+    """The store cannot be opened or written."""
+
+
+class ValidationError(MemoryError_):
+    """An argument is out of range or malformed."""
+
+
+class NotFoundError(MemoryError_):
+    """An id, key, task or document does not exist in the namespace asked about."""
+
+
+class TooLargeError(MemoryError_):
+    """An input is over a configured size limit."""
+
+
+class AuthError(MemoryError_):
+    """An API key is missing or unknown, or may not use the namespace asked for."""

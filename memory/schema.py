@@ -1,0 +1,117 @@
+"""The SQLite schema as numbered migrations; the store applies the ones a database has not seen yet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlite_utils
+
+__all__ = ["SCHEMA_VERSION", "MIGRATIONS"]
+
+
+def _v1(db: sqlite_utils.Database) -> None:
+    """Identity, facts, tasks, documents and chunks (with a jieba-segmented FTS5 lexical index)."""
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+        CREATE TABLE IF NOT EXISTS facts (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            scope TEXT NOT NULL DEFAULT 'global',
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            superseded_at TEXT,
+            superseded_by TEXT,
+            source TEXT,
+            rule TEXT
+        );
+        CREATE INDEX IF NOT EXISTS facts_current ON facts (namespace, superseded_at, key);
+        CREATE INDEX IF NOT EXISTS facts_key ON facts (namespace, scope, key, version);
+
+        CREATE TABLE IF NOT EXISTS tasks (
+            namespace TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            parent_task_id TEXT,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            next_seq INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (namespace, task_id)
+        );
+        CREATE INDEX IF NOT EXISTS tasks_parent ON tasks (namespace, parent_task_id);
+        CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);
+        CREATE TABLE IF NOT EXISTS task_items (
+            namespace TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            ephemeral INTEGER NOT NULL DEFAULT 0,
+            offloaded INTEGER NOT NULL DEFAULT 0,
+            head TEXT,  -- offloaded items: the first head_tokens of text, kept so recall never re-encodes text
+            created_at TEXT NOT NULL,
+            expires_at TEXT,  -- NULL: the item lives as long as its task (whose expiry slides on every add)
+            metadata TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (namespace, key)
+        );
+        CREATE INDEX IF NOT EXISTS task_items_task ON task_items (namespace, task_id);
+        CREATE INDEX IF NOT EXISTS task_items_expiry ON task_items (expires_at);
+
+        CREATE TABLE IF NOT EXISTS documents (
+            namespace TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'document',
+            title TEXT,
+            source TEXT,
+            content_hash TEXT NOT NULL,
+            version INTEGER NOT NULL DEFAULT 1,
+            state TEXT NOT NULL DEFAULT 'ready',
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            tokens INTEGER NOT NULL DEFAULT 0,
+            project TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            speaker TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, doc_id)
+        );
+        CREATE INDEX IF NOT EXISTS documents_project ON documents (namespace, project);
+        -- Chunk rows hold text and per-chunk time only; filters (project, tags, source, kind) join documents,
+        -- so a metadata-only change rewrites one row. rowid is shared with chunks_fts.
+        CREATE TABLE IF NOT EXISTS chunks (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            doc_version INTEGER NOT NULL,
+            ordinal INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            heading TEXT NOT NULL DEFAULT '',
+            text_hash TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (namespace, doc_id, doc_version);
+        CREATE INDEX IF NOT EXISTS chunks_updated ON chunks (namespace, updated_at);
+        -- `terms` is the jieba-segmented, lower-cased, stemmed text; `ns` a single token naming the namespace,
+        -- so a MATCH can be confined to one namespace inside the index.
+        CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+            terms, ns, tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+        """
+    )
+
+
+SCHEMA_VERSION = 1
+MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = ((1, _v1),)

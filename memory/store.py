@@ -1,0 +1,201 @@
+"""The storage root: one SQLite file (WAL, busy timeout, migrations) and one Chroma client, with an identity."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from memory.config import Config
+from memory.embed import EmbedderIdentity
+from memory.errors import StoreError, StoreMismatchError
+from memory.schema import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["Store", "StoreIdentity", "open_store", "collection_name"]
+
+
+@dataclass(frozen=True)
+class StoreIdentity:
+    """What built the store; a store is read and written by one model and one tokenizer only."""
+
+    embedding_backend: str
+    embedding_model: str
+    dimension: int
+    tokenizer: str
+    schema_version: int = SCHEMA_VERSION
+
+
+def collection_name(namespace: str, tier: str = "exp") -> str:
+    """Chroma collection for one namespace (namespaces are kept out of the hot `where` path this way)."""
+    digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:24]
+    return f"{tier}-{digest}"
+
+
+class Store:
+    """SQLite through sqlite-utils for records, Chroma for vectors; opened once per process."""
+
+    def __init__(self, config: Config, identity: StoreIdentity) -> None:
+        self.config = config
+        self.identity = identity
+        self.root = config.data_path.resolve()
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the data folder {self.root}: {exc}") from exc
+        self.db_path = self.root / "memory.db"
+        self._local = threading.local()
+        self.write_lock = threading.RLock()  # one writer at a time inside the process; WAL lets readers go on
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        db = self.db
+        self._migrate(db)
+        self._check_identity(db)
+        self.chroma = self._open_chroma()
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """This thread's connection (sqlite3 connections must not be shared across threads)."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            conn = sqlite3.connect(self.db_path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            with self._connections_lock:
+                self._connections.append(conn)
+            db = sqlite_utils.Database(conn)
+            self._local.db = db
+        return db
+
+    def transaction(self) -> _Transaction:
+        """`with store.transaction() as db:` runs the block as one IMMEDIATE transaction under the write lock."""
+        return _Transaction(self)
+
+    def _migrate(self, db: sqlite_utils.Database) -> None:
+        with self.write_lock:
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            current = int(row[0]) if row else 0
+            if current > SCHEMA_VERSION:
+                raise StoreMismatchError(
+                    f"the store in {self.root} has schema version {current}, newer than this program's "
+                    f"{SCHEMA_VERSION}; upgrade the program or use another data folder"
+                )
+            for version, step in MIGRATIONS:
+                if version > current:
+                    step(db)
+                    db.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [str(version)]
+                    )
+
+    def _check_identity(self, db: sqlite_utils.Database) -> None:
+        wanted = {
+            "embedding_backend": self.identity.embedding_backend,
+            "embedding_model": self.identity.embedding_model,
+            "dimension": str(self.identity.dimension),
+            "tokenizer": self.identity.tokenizer,
+        }
+        with self.write_lock:
+            stored = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            if "embedding_model" not in stored:
+                db.conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(wanted.items()))
+                return
+        differing = [f"{k} is {stored.get(k)!r} in the store but {v!r} in the configuration"
+                     for k, v in wanted.items() if stored.get(k) != v]
+        if differing:
+            raise StoreMismatchError(
+                f"the store in {self.root} was built with another model or tokenizer: {'; '.join(differing)}. "
+                "Mixing them would corrupt search; use the store's settings, another --data folder, "
+                "or re-embed the store"
+            )
+
+    def _open_chroma(self) -> Any:
+        import chromadb
+        from chromadb.config import Settings
+
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        cfg = self.config.chroma
+        try:
+            if cfg.host:
+                return chromadb.HttpClient(host=cfg.host, port=cfg.port, ssl=cfg.ssl, settings=settings)
+            return chromadb.PersistentClient(path=str(self.root / "chroma"), settings=settings)
+        except Exception as exc:  # chromadb raises bare ValueError/ConnectionError variants
+            where = f"{cfg.host}:{cfg.port}" if cfg.host else str(self.root / "chroma")
+            raise StoreError(f"cannot open Chroma at {where}: {exc}") from exc
+
+    def collection(self, namespace: str, create: bool = True) -> Any | None:
+        """The vector collection of a namespace (cosine space, our own vectors only); None if absent."""
+        name = collection_name(namespace)
+        if not create:
+            try:
+                return self.chroma.get_collection(name, embedding_function=None)
+            except Exception:  # chromadb raises NotFoundError or ValueError depending on version
+                return None
+        return self.chroma.get_or_create_collection(
+            name,
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200}},
+            metadata={"namespace": namespace},
+        )
+
+    def drop_collection(self, namespace: str) -> None:
+        """Delete a namespace's vectors entirely."""
+        try:
+            self.chroma.delete_collection(collection_name(namespace))
+        except Exception:  # absent already: nothing to delete
+            pass
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables, for /healthz and `memory stats`."""
+        db = self.db
+        return {
+            "facts": db.execute("SELECT count(*) FROM facts WHERE superseded_at IS NULL").fetchone()[0],
+            "documents": db.execute("SELECT count(*) FROM documents WHERE state = 'ready'").fetchone()[0],
+            "chunks": db.execute("SELECT count(*) FROM chunks").fetchone()[0],
+            "task_items": db.execute("SELECT count(*) FROM task_items").fetchone()[0],
+            "namespaces": db.execute(
+                "SELECT count(*) FROM (SELECT namespace FROM facts UNION SELECT namespace FROM documents "
+                "UNION SELECT namespace FROM task_items)"
+            ).fetchone()[0],
+        }
+
+    def close(self) -> None:
+        """Close every SQLite connection this store opened."""
+        with self._connections_lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._connections.clear()
+        self._local = threading.local()
+
+
+class _Transaction:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __enter__(self) -> sqlite_utils.Database:
+        self._store.write_lock.acquire()
+        db = self._store.db
+        db.execute("BEGIN IMMEDIATE")
+        self._db = db
+        return db
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        finally:
+            self._store.write_lock.release()
+
+
+def open_store(config: Config, embedder: EmbedderIdentity) -> Store:
+    """Open (creating if needed) the store under config.service.data_dir, checking its identity."""
+    identity = StoreIdentity(embedder.backend, embedder.model, embedder.dimension, config.tokenizer.encoding)
+    return Store(config, identity)

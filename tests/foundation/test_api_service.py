@@ -1,0 +1,43 @@
+"""The service skin: health, metrics, error bodies, auth and request limits, through TestClient."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from memory.config import Config
+from memory.service import Memory
+
+
+@pytest.fixture()
+def client(config: Config, memory: Memory) -> TestClient:
+    return TestClient(create_app(config, memory))
+
+
+def test_healthz(client: TestClient) -> None:
+    body = client.get("/healthz").json()
+    assert body["status"] == "ok"
+    assert body["model"] == "all-MiniLM-L6-v2"
+    assert body["counts"]["facts"] == 0
+
+
+def test_metrics_are_prometheus_text(client: TestClient) -> None:
+    client.get("/healthz")
+    text = client.get("/metrics").text
+    assert "# TYPE memory_requests_total counter" in text
+    assert 'memory_requests_total{method="GET",route="/healthz",status="200"}' in text
+    assert "memory_request_duration_seconds_bucket" in text
+
+
+def test_unknown_route_is_a_json_404(client: TestClient) -> None:
+    response = client.get("/v1/nothing")
+    assert response.status_code == 404
+    assert response.json()["error"] == "NotFound"
+
+
+def test_oversized_body_is_413(config: Config, memory: Memory) -> None:
+    small = TestClient(create_app(config.replace("limits", max_request_bytes=100), memory))
+    response = small.post("/v1/recall", content=b"x" * 500, headers={"content-type": "application/json"})
+    assert response.status_code == 413
+    assert response.json()["error"] == "TooLarge"

@@ -1,0 +1,115 @@
+"""The storage root: WAL SQLite with migrations, embedded Chroma, and a recorded identity."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory.config import Config
+from memory.embed import Embedder, EmbedderIdentity
+from memory.errors import StoreMismatchError
+from memory.schema import SCHEMA_VERSION
+from memory.store import collection_name, open_store
+from memory.service import Memory
+
+MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
+
+
+def test_sqlite_is_wal_with_busy_timeout_and_migrated(config: Config) -> None:
+    store = open_store(config, MINILM)
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+    assert store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert {"facts", "tasks", "task_items", "documents", "chunks"} <= set(store.db.table_names())
+    store.close()
+
+
+def test_reopening_is_idempotent(config: Config) -> None:
+    open_store(config, MINILM).close()
+    store = open_store(config, MINILM)
+    assert store.counts()["facts"] == 0
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("identity", "tokenizer", "named"),
+    [
+        (dataclasses.replace(MINILM, model="multilingual-e5-small"), "cl100k_base", "embedding_model"),
+        (dataclasses.replace(MINILM, dimension=768), "cl100k_base", "dimension"),
+        (MINILM, "o200k_base", "tokenizer"),
+    ],
+)
+def test_a_different_model_or_tokenizer_is_refused(config: Config, identity: EmbedderIdentity, tokenizer: str,
+                                                   named: str) -> None:
+    open_store(config, MINILM).close()
+    other = config.replace("tokenizer", encoding=tokenizer)
+    with pytest.raises(StoreMismatchError, match=named):
+        open_store(other, identity)
+
+
+def test_a_newer_schema_is_refused(config: Config) -> None:
+    store = open_store(config, MINILM)
+    store.db.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    store.close()
+    with pytest.raises(StoreMismatchError, match="newer"):
+        open_store(config, MINILM)
+
+
+def test_collections_are_per_namespace_and_keep_our_vectors(config: Config) -> None:
+    store = open_store(config, MINILM)
+    assert collection_name("alice") != collection_name("bob")
+    vectors = np.eye(384, dtype=np.float32)[:2]
+    store.collection("alice").add(ids=["a1", "a2"], embeddings=vectors)
+    assert store.collection("alice").count() == 2
+    assert store.collection("bob", create=False) is None
+    found = store.collection("alice").query(query_embeddings=vectors[:1], n_results=1)
+    assert found["ids"] == [["a1"]]
+    store.drop_collection("alice")
+    assert store.collection("alice", create=False) is None
+    store.close()
+
+
+def test_memory_reports_health(memory: Memory) -> None:
+    health = memory.health()
+    assert health.model == "all-MiniLM-L6-v2"
+    assert health.store.endswith("memory.db")
+    assert set(health.counts) >= {"facts", "documents", "chunks", "task_items"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_http_client_against_a_real_chroma_server(tmp_path: Path, config: Config, embedder: Embedder) -> None:
+    port = _free_port()
+    chroma = Path(sys.executable).with_name("chroma")
+    server = subprocess.Popen(
+        [str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        remote = config.replace("chroma", host="127.0.0.1", port=port)
+        with Memory(remote, embedder=embedder) as memory:
+            assert memory.health().chroma == f"http://127.0.0.1:{port}"
+            collection = memory.store.collection("alice")
+            collection.add(ids=["x"], embeddings=embedder.encode_documents(["remote vectors"]))
+            assert memory.store.collection("alice").count() == 1
+        assert not (Path(config.service.data_dir) / "chroma").exists()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
