@@ -1,0 +1,46 @@
+"""Cut a bullet at a sentence boundary (English .!? and Chinese 。！？；) so it fits a token space."""
+
+from __future__ import annotations
+
+import re
+
+from memory.recall.render import TRIM_MARKER, Line, make_line
+from memory.tokens import TokenCounter
+
+__all__ = ["sentence_ends", "trim_line"]
+
+# English sentences end before whitespace (so "3.5" and "e.g.x" stay whole); Chinese ones need no space.
+# Closing quotes and brackets stay with the sentence they close.
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）)]*")
+
+
+def sentence_ends(text: str) -> list[int]:
+    """Offsets just after each sentence end inside `text`, its very end excluded."""
+    return [m.end() for m in _SENTENCE_END.finditer(text) if m.end() < len(text.rstrip())]
+
+
+def trim_line(line: Line, space: int, counter: TokenCounter, *, min_tokens: int, min_fill: float) -> Line | None:
+    """The longest sentence-boundary cut of `line` costing at most `space`, or None when no cut is worth it.
+
+    A cut is worth it when it keeps at least `min_tokens` of text and fills at least `min_fill` of `space`.
+    """
+    ends = sentence_ends(line.body)
+    best: Line | None = None
+    low, high = 0, len(ends) - 1
+    # Binary search counts O(log n) prefixes; every accepted cut was counted exactly, so the result
+    # fits even where prefix counts are not monotone.
+    while low <= high:
+        middle = (low + high) // 2
+        cut = make_line(
+            line.snippet, counter, body=line.body[: ends[middle]] + TRIM_MARKER, trimmed=True,
+            low_confidence=line.low_confidence,
+        )
+        if cut.cost <= space:
+            best, low = cut, middle + 1
+        else:
+            high = middle - 1
+    if best is None or best.cost < min_fill * space:
+        return None
+    if counter.count(best.body[: -len(TRIM_MARKER)]) < min_tokens:
+        return None
+    return best
