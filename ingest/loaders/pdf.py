@@ -1,0 +1,56 @@
+"""PDF files through pypdf: the text layer of every page; scanned pages without one are refused."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pypdf import PdfReader
+from pypdf.errors import PyPdfError
+
+from ingest.loaders.base import LoadedDocument, check_text, file_mtime
+from memory.errors import ValidationError
+
+__all__ = ["load_pdf"]
+
+
+def load_pdf(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
+    """One document: page texts separated by blank lines; the PDF's Title and ModDate when it has them."""
+    try:
+        reader = PdfReader(path)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise ValidationError(f"{path} is an encrypted PDF; decrypt it before ingesting")
+        pages = [_clean(page.extract_text() or "") for page in reader.pages]
+        metadata = reader.metadata
+    except PyPdfError as exc:
+        raise ValidationError(f"{path} is not a readable PDF ({exc}); expected a PDF with a text layer") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # pypdf's own errors on broken files
+        raise ValidationError(
+            f"{path} is not a readable PDF ({type(exc).__name__}: {exc}); repair or re-export it"
+        ) from None
+    text = "\n\n".join(page for page in pages if page)
+    if not text.strip():
+        raise ValidationError(
+            f"{path} has no text layer ({len(pages)} page(s), probably scanned images); run OCR on it first"
+        )
+    check_text(path, text, max_chars)
+    title = ((metadata.title or "").strip() or None) if metadata else None
+    updated_at = _metadata_date(metadata) or file_mtime(path)
+    return [LoadedDocument(path.name, title, str(path), text, "document", updated_at)]
+
+
+def _clean(page: str) -> str:
+    # Extracted lines carry trailing spaces and the odd NUL from broken font maps.
+    lines = [line.rstrip() for line in page.replace("\x00", "").splitlines()]
+    return "\n".join(lines).strip()
+
+
+def _metadata_date(metadata: object) -> datetime | None:
+    for name in ("modification_date", "creation_date"):
+        try:
+            moment = getattr(metadata, name, None)
+        except (ValueError, TypeError):
+            continue  # a malformed date string in the Info dictionary
+        if isinstance(moment, datetime):
+            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return None
