@@ -56,7 +56,8 @@ def _v1(db: sqlite_utils.Database) -> None:
             tokens INTEGER NOT NULL,
             ephemeral INTEGER NOT NULL DEFAULT 0,
             offloaded INTEGER NOT NULL DEFAULT 0,
-            head TEXT,  -- offloaded items: the first head_tokens of text, kept so recall never re-encodes text
+            head TEXT,  -- offloaded items: what recall shows, `[offloaded key, n tokens] <head> …`
+            head_tokens INTEGER,  -- its cl100k count: recall never re-encodes a large text
             created_at TEXT NOT NULL,
             expires_at TEXT,  -- NULL: the item lives as long as its task (whose expiry slides on every add)
             metadata TEXT NOT NULL DEFAULT '{}',

@@ -1,0 +1,56 @@
+"""What the task tier hands out: frozen records of items, additions and pages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["KINDS", "TaskItem", "AddedItem", "Page"]
+
+# The kinds an item may have; `result` is special: it is the one kind a parent task sees of its sub-tasks.
+KINDS: tuple[str, ...] = ("tool_result", "note", "plan", "todo", "result", "observation", "error", "summary")
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class TaskItem:
+    """One stored item with its full text; `expires_at` is the earlier of its own and its task's expiry."""
+
+    namespace: str
+    task_id: str
+    key: str
+    kind: str
+    text: str
+    tokens: int
+    created_at: str
+    expires_at: str
+    ephemeral: bool = False
+    offloaded: bool = False
+    parent_task_id: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+
+@dataclass(frozen=True)
+class AddedItem:
+    """The answer to an add: the key to read the item by, whether recall shows only its head, its size."""
+
+    key: str
+    task_id: str
+    offloaded: bool
+    tokens: int
+    expires_at: str
+
+
+@dataclass(frozen=True)
+class Page:
+    """One token-sized page of an item's text; the pages of one size concatenate back to the full text."""
+
+    key: str
+    text: str
+    page: int
+    pages: int
+    tokens: int
+    total_tokens: int

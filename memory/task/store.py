@@ -1,0 +1,301 @@
+"""TaskMemory: per-task scratch items in SQLite, with expiry, one-shot items, offloading and sub-tasks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from types import MappingProxyType
+from typing import Any
+
+from memory.clock import Clock, to_iso, utc_now
+from memory.config import TasksConfig
+from memory.errors import NotFoundError, ValidationError
+from memory.recall.model import Snippet
+from memory.store import Store
+from memory.task import policy, ranking, tree
+from memory.task.model import AddedItem, Page, TaskItem
+from memory.task.pages import first_page, page_ends
+from memory.tokens import TokenCounter
+
+__all__ = ["TaskMemory"]
+
+_ITEM = (
+    "SELECT i.namespace, i.task_id, i.key, i.kind, i.text, i.tokens, i.created_at, i.expires_at, t.expires_at, "
+    "i.ephemeral, i.offloaded, t.parent_task_id, i.metadata "
+    "FROM task_items i JOIN tasks t ON t.namespace = i.namespace AND t.task_id = i.task_id "
+)
+_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
+_LIVE = "t.expires_at > :now AND (i.expires_at IS NULL OR i.expires_at > :now)"
+# Recall never reads an offloaded item's full text, only the head form stored with its count.
+_CANDIDATE = (
+    "SELECT i.task_id, i.key, i.seq, i.kind, CASE WHEN i.offloaded THEN i.head ELSE i.text END, "
+    "CASE WHEN i.offloaded THEN i.head_tokens ELSE i.tokens END, i.ephemeral, i.offloaded, i.created_at, "
+    "i.metadata, i.tokens "
+    "FROM task_items i JOIN tasks t ON t.namespace = i.namespace AND t.task_id = i.task_id "
+)
+
+
+class TaskMemory:
+    """The task tier: items keyed by (namespace, task id), gone when they or their task expire or end.
+
+    A task exists from its first item on; its expiry (tasks.default_ttl_s) slides forward on every add to it
+    or to any of its sub-tasks. An item lives as long as its task, or less when given its own ttl_s.
+    """
+
+    def __init__(self, store: Store, counter: TokenCounter, config: TasksConfig, clock: Clock = utc_now) -> None:
+        self._store = store
+        self._counter = counter
+        self._config = config
+        self._clock = clock
+
+    def add(
+        self,
+        namespace: str,
+        task_id: str,
+        kind: str,
+        text: str,
+        ephemeral: bool = False,
+        ttl_s: int | None = None,
+        parent_task_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> AddedItem:
+        """Store one item; large items are kept whole but recalled as a head (one-shot items are never cut)."""
+        policy.check_namespace(namespace)
+        policy.check_task_id(task_id)
+        policy.check_kind(kind)
+        policy.check_text(text)
+        ttl = policy.check_ttl(ttl_s)
+        if parent_task_id is not None:
+            policy.check_task_id(parent_task_id, "parent_task_id")
+        meta = policy.encode_metadata(metadata)
+        tokens = self._counter.count(text)
+        # A one-shot item is deleted when recalled, so a key to read the rest later would point at nothing.
+        offloaded = not ephemeral and tokens > self._config.offload_tokens
+        head = first_page(self._counter, text, self._config.head_tokens) if offloaded else None
+        moment = self._clock()
+        now = to_iso(moment)
+        task_expiry = to_iso(moment + timedelta(seconds=self._config.default_ttl_s))
+        item_expiry = to_iso(moment + timedelta(seconds=ttl)) if ttl is not None else None
+        with self._store.transaction() as db:
+            seq, task_expiry = tree.open_task(db, namespace, task_id, parent_task_id, now, task_expiry)
+            key = f"{task_id}/r{seq}"
+            shown = ranking.offload_text(key, tokens, head) if head is not None else None
+            db.execute(
+                "INSERT INTO task_items (namespace, task_id, key, seq, kind, text, tokens, ephemeral, offloaded, "
+                "head, head_tokens, created_at, expires_at, metadata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [namespace, task_id, key, seq, kind, text, tokens, int(bool(ephemeral)), int(offloaded), shown,
+                 None if shown is None else self._counter.count(shown), now, item_expiry, meta],
+            )
+        expires = min(item_expiry, task_expiry) if item_expiry is not None else task_expiry
+        return AddedItem(key=key, task_id=task_id, offloaded=offloaded, tokens=tokens, expires_at=expires)
+
+    def get(self, namespace: str, task_id: str, key: str) -> TaskItem:
+        """One live item of the task or of one of its sub-tasks, with its full text."""
+        now = self._enter(namespace, task_id)
+        self._require_task(namespace, task_id, now)
+        return self._find(namespace, task_id, [key], now)[0]
+
+    def read(
+        self, namespace: str, task_id: str, key: str, page: int | None = None, page_tokens: int | None = None
+    ) -> Page:
+        """An item's full text, or page `page` (from 1) of it cut every `page_tokens` tokens.
+
+        Without either argument the whole text is one page. `page_tokens` defaults to tasks.offload_tokens.
+        A page holds at most `page_tokens` tokens unless a single character needs more.
+        """
+        item = self.get(namespace, task_id, key)
+        if page is None and page_tokens is None:
+            return Page(key=key, text=item.text, page=1, pages=1, tokens=item.tokens, total_tokens=item.tokens)
+        number = policy.check_positive(1 if page is None else page, "page")
+        size = policy.check_positive(self._config.offload_tokens if page_tokens is None else page_tokens,
+                                     "page_tokens")
+        ends = page_ends(self._counter, item.text, size)
+        if number > len(ends):
+            raise ValidationError(
+                f"page must be between 1 and {len(ends)} for {key} at {size} tokens a page, got {number}"
+            )
+        start = ends[number - 2] if number > 1 else 0
+        text = item.text[start : ends[number - 1]]
+        return Page(key=key, text=text, page=number, pages=len(ends), tokens=self._counter.count(text),
+                    total_tokens=item.tokens)
+
+    def list_items(self, namespace: str, task_id: str) -> list[TaskItem]:
+        """The task's own live items, oldest first (one-shot items included and not consumed)."""
+        now = self._enter(namespace, task_id)
+        self._require_task(namespace, task_id, now)
+        rows = self._store.db.execute(
+            _ITEM + f"WHERE i.namespace = :namespace AND i.task_id = :task_id AND {_LIVE} ORDER BY i.seq",
+            {"namespace": namespace, "task_id": task_id, "now": now},
+        ).fetchall()
+        return [_item(row) for row in rows]
+
+    def snippets(
+        self, namespace: str, task_id: str, query_terms: str | Sequence[str] | None = None
+    ) -> list[Snippet]:
+        """Recall candidates: the task's live items plus its direct sub-tasks' `result` items, best first.
+
+        One-shot items are consumed here: each is handed to exactly one call, even under concurrent calls.
+        Scores are in 0.3..1.0 (see ranking.score): 0.3 + 0.3·recency (halving every 8 places back from the
+        newest) + 0.25·kind weight (plan/result 1.0 ... tool_result 0.4) + 0.15·share of query terms found
+        in the shown text; one-shot items score as the newest plan. An unknown or expired task has none.
+        Offloaded items show their head form; metadata is the item's own plus its `kind`.
+        """
+        now = self._enter(namespace, task_id)
+        terms = ranking.query_terms(query_terms)
+        params = {"namespace": namespace, "task_id": task_id, "now": now}
+        rows = self._store.db.execute(
+            _CANDIDATE + f"WHERE i.namespace = :namespace AND i.task_id = :task_id AND {_LIVE} UNION ALL "
+            + _CANDIDATE + f"WHERE i.namespace = :namespace AND i.kind = 'result' AND {_LIVE} AND i.task_id IN "
+            "(SELECT task_id FROM tasks WHERE namespace = :namespace AND parent_task_id = :task_id)",
+            params,
+        ).fetchall()
+        rows = self._consume(namespace, rows)
+        rows.sort(key=lambda r: (r[8], r[2], r[1]), reverse=True)
+        snippets = [self._snippet(task_id, row, rank, terms) for rank, row in enumerate(rows)]
+        snippets.sort(key=lambda s: (-s.score, s.id))
+        return snippets
+
+    def end_task(self, namespace: str, task_id: str) -> int:
+        """Remove the task, its sub-tasks (recursively) and all their items; the number of items removed."""
+        policy.check_namespace(namespace)
+        policy.check_task_id(task_id)
+        with self._store.transaction() as db:
+            exists = db.execute(
+                "SELECT 1 FROM tasks WHERE namespace = ? AND task_id = ?", [namespace, task_id]
+            ).fetchone()
+            if exists is None:
+                raise NotFoundError(_no_task(namespace, task_id))
+            return tree.delete_tree(db, namespace, task_id)
+
+    def delete_namespace(self, namespace: str) -> int:
+        """Remove every task and item of a namespace; the number of items removed (0 for an unknown one)."""
+        policy.check_namespace(namespace)
+        with self._store.transaction() as db:
+            removed = db.execute("DELETE FROM task_items WHERE namespace = ?", [namespace]).rowcount
+            db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace])
+        return removed
+
+    def promote(self, namespace: str, task_id: str, keys: Sequence[str]) -> tuple[TaskItem, ...]:
+        """Full copies of chosen items of the task's tree, for the caller to store as experience.
+
+        Nothing is removed or copied here; asking for no keys returns nothing.
+        """
+        if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
+            raise ValidationError(f"keys must be a list of item keys such as ['t-42/r7'], got {keys!r}")
+        now = self._enter(namespace, task_id)
+        self._require_task(namespace, task_id, now)
+        wanted = list(dict.fromkeys(keys))
+        return tuple(self._find(namespace, task_id, wanted, now)) if wanted else ()
+
+    def purge_expired(self) -> int:
+        """Remove every expired task and item in every namespace; the number of items removed."""
+        now = to_iso(self._clock())
+        with self._store.transaction() as db:
+            return tree.purge_all(db, now)
+
+    def _enter(self, namespace: str, task_id: str) -> str:
+        """Validate, read the clock once, and purge what of this task has expired; the call's `now`."""
+        policy.check_namespace(namespace)
+        policy.check_task_id(task_id)
+        now = to_iso(self._clock())
+        stale = self._store.db.execute(
+            "SELECT EXISTS (SELECT 1 FROM tasks WHERE namespace = :namespace AND task_id = :task_id "
+            "AND expires_at <= :now) OR EXISTS (SELECT 1 FROM task_items WHERE namespace = :namespace "
+            "AND task_id = :task_id AND expires_at <= :now)",
+            {"namespace": namespace, "task_id": task_id, "now": now},
+        ).fetchone()[0]
+        if stale:  # checked first so that reads do not queue for the write lock when nothing expired
+            with self._store.transaction() as db:
+                tree.purge_task(db, namespace, task_id, now)
+        return now
+
+    def _require_task(self, namespace: str, task_id: str, now: str) -> None:
+        row = self._store.db.execute(
+            "SELECT 1 FROM tasks WHERE namespace = ? AND task_id = ? AND expires_at > ?", [namespace, task_id, now]
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(_no_task(namespace, task_id))
+
+    def _find(self, namespace: str, task_id: str, keys: list[str], now: str) -> list[TaskItem]:
+        """Live items by key, in the order asked, each of the task or one of its sub-tasks."""
+        db = self._store.db
+        marks = ", ".join("?" for _ in keys)
+        rows = db.execute(
+            _ITEM + f"WHERE i.namespace = ? AND i.key IN ({marks}) AND t.expires_at > ? "
+            "AND (i.expires_at IS NULL OR i.expires_at > ?)",
+            [namespace, *keys, now, now],
+        ).fetchall()
+        found = {row[2]: _item(row) for row in rows}
+        if any(item.task_id != task_id for item in found.values()):
+            family = set(tree.subtree(db, namespace, task_id))
+            found = {key: item for key, item in found.items() if item.task_id in family}
+        missing = [key for key in keys if key not in found]
+        if missing:
+            raise NotFoundError(
+                f"no live item {', '.join(map(repr, missing))} in task {task_id!r} of namespace {namespace!r}; "
+                "it may have expired, been recalled once (one-shot) or belong to another task — "
+                "use the key returned by add"
+            )
+        return [found[key] for key in keys]
+
+    def _consume(self, namespace: str, rows: list[Any]) -> list[Any]:
+        """Delete the one-shot rows among `rows`; keep only those this call deleted (another call got the rest)."""
+        one_shot = [row[1] for row in rows if row[6]]
+        if not one_shot:
+            return list(rows)
+        marks = ", ".join("?" for _ in one_shot)
+        with self._store.transaction() as db:
+            won = {
+                r[0]
+                for r in db.execute(
+                    f"DELETE FROM task_items WHERE namespace = ? AND ephemeral = 1 AND key IN ({marks}) "
+                    "RETURNING key",
+                    [namespace, *one_shot],
+                ).fetchall()
+            }
+        return [row for row in rows if not row[6] or row[1] in won]
+
+    @staticmethod
+    def _snippet(task_id: str, row: Any, rank: int, terms: tuple[str, ...]) -> Snippet:
+        owner, key, _seq, kind, shown, shown_tokens, ephemeral, offloaded, created_at, metadata, tokens = row
+        lexical = ranking.overlap(terms, shown)
+        return Snippet(
+            tier="task",
+            id=key,
+            text=shown,
+            score=ranking.score(kind, rank, lexical, one_shot=bool(ephemeral)),
+            tokens=shown_tokens,
+            source=f"task {owner}" if owner == task_id else f"sub-task {owner}",
+            updated_at=created_at,
+            key=key,
+            # The renderer labels task lines by kind (`[plan] ...`); the item's kind wins over a same-named key.
+            metadata=MappingProxyType({**_metadata(metadata), "kind": kind}),
+            why=MappingProxyType({
+                "kind": kind, "task_id": owner, "offloaded": bool(offloaded), "ephemeral": bool(ephemeral),
+                "total_tokens": tokens, "rank": rank, "overlap": lexical,
+            }),
+        )
+
+
+def _item(row: Any) -> TaskItem:
+    (namespace, task_id, key, kind, text, tokens, created_at, own_expiry, task_expiry, ephemeral, offloaded,
+     parent, metadata) = row
+    return TaskItem(
+        namespace=namespace, task_id=task_id, key=key, kind=kind, text=text, tokens=tokens, created_at=created_at,
+        expires_at=min(own_expiry, task_expiry) if own_expiry is not None else task_expiry,
+        ephemeral=bool(ephemeral), offloaded=bool(offloaded), parent_task_id=parent,
+        metadata=_metadata(metadata),
+    )
+
+
+def _metadata(stored: str) -> Mapping[str, Any]:
+    return _NO_METADATA if stored == "{}" else MappingProxyType(json.loads(stored))
+
+
+def _no_task(namespace: str, task_id: str) -> str:
+    return (
+        f"task {task_id!r} does not exist in namespace {namespace!r}; it may have ended or expired — "
+        "add an item to start it"
+    )
