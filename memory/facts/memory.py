@@ -1,0 +1,176 @@
+"""FactMemory: extract facts from messages by rules, store them as versions, pin, list, forget, score."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+from memory.clock import Clock, to_iso
+from memory.config import FactsConfig
+from memory.errors import NotFoundError, ValidationError
+from memory.facts.extract import extract
+from memory.facts.model import ExtractedFact
+from memory.facts.records import FactChange, FactRecord, FactRecords
+from memory.facts.rules import RuleSet
+from memory.recall.model import Snippet
+from memory.store import Store
+from memory.experience.analyze import terms
+from memory.tokens import TokenCounter
+
+__all__ = ["FactMemory", "check_scope"]
+
+_SCOPE = re.compile(r"global|(project|session):[A-Za-z0-9._:@\-]{1,128}")
+_KEY = re.compile(r"[^\s].{0,199}", re.S)
+
+
+def check_scope(scope: str) -> str:
+    """`global`, `project:<name>` or `session:<id>`, else ValidationError."""
+    if not isinstance(scope, str) or not _SCOPE.fullmatch(scope):
+        raise ValidationError(
+            f"scope must be 'global', 'project:<name>' or 'session:<id>', got {str(scope)[:80]!r}"
+        )
+    return scope
+
+
+class FactMemory:
+    """The fact tier over the store's `facts` table."""
+
+    def __init__(self, store: Store, rules: RuleSet, counter: TokenCounter, config: FactsConfig,
+                 clock: Clock) -> None:
+        self._store = store
+        self._rules = rules
+        self._counter = counter
+        self._config = config
+        self._clock = clock
+        self._rows = FactRecords()
+
+    def observe(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None) -> FactChange:
+        """Extract facts from a user message by rules and store them; a fact on a known key supersedes it."""
+        text = _check_text(text)
+        check_scope(scope)
+        extraction = extract(text, self._rules)
+        ignored = [(i.text, i.reason) for i in extraction.ignored]
+        if not extraction.facts and not ignored:
+            ignored.append((text[:200], "no constraint, preference or profile statement found"))
+        return self._write(namespace, scope, extraction.facts, source, pin=None, ignored=ignored)
+
+    def pin(self, namespace: str, *, text: str | None = None, key: str | None = None, value: str | None = None,
+            scope: str = "global", source: str | None = None) -> FactChange:
+        """Pin a constraint: from free text (rules first, the text itself otherwise) or an explicit key/value."""
+        check_scope(scope)
+        if text is not None and (key is not None or value is not None):
+            raise ValidationError("pin either text, or key and value, not both")
+        if text is not None:
+            text = _check_text(text)
+            facts = extract(text, self._rules).facts or (
+                ExtractedFact(key="note:" + _digest(text), value=text, kind="note", text=text, rule="pinned-text"),
+            )
+        elif key is not None and value is not None:
+            if not _KEY.fullmatch(key.strip() or " "):
+                raise ValidationError(f"key must be 1-200 characters, got {key[:80]!r}")
+            value = _check_text(value, "value")
+            facts = (ExtractedFact(key=key.strip().lower(), value=value, kind="constraint",
+                                   text=f"{key.strip()}: {value}", rule="pinned-key"),)
+        else:
+            raise ValidationError("pin needs 'text', or both 'key' and 'value'")
+        return self._write(namespace, scope, facts, source, pin=True, ignored=[])
+
+    def set_pinned(self, namespace: str, fact_id: str, pinned: bool) -> FactRecord:
+        """Pin or unpin the fact in force for `fact_id`'s key, as a new version."""
+        with self._store.transaction() as db:
+            found = self._rows.get(db, namespace, fact_id)
+            if found is None:
+                raise NotFoundError(f"fact {fact_id!r} does not exist in namespace {namespace!r}")
+            current = self._rows.current(db, namespace, found.scope, found.key)
+            assert current is not None  # a lineage always keeps its current version
+            if current.pinned == pinned:
+                return current
+            now = to_iso(self._clock())
+            record = FactRecord(**{**current.__dict__, "id": FactRecords.new_id(), "pinned": pinned,
+                                   "version": current.version + 1, "created_at": now, "updated_at": now})
+            self._rows.insert(db, record)
+            self._rows.supersede(db, current, record.id, now)
+            return record
+
+    def list(self, namespace: str, *, scopes: tuple[str, ...] | None = None,
+             pinned: bool | None = None) -> list[FactRecord]:
+        """Facts in force."""
+        return self._rows.list_current(self._store.db, namespace, scopes, pinned)
+
+    def history(self, namespace: str, fact_id: str) -> list[FactRecord]:
+        """Every version of the fact's key, oldest first."""
+        db = self._store.db
+        found = self._rows.get(db, namespace, fact_id)
+        if found is None:
+            raise NotFoundError(f"fact {fact_id!r} does not exist in namespace {namespace!r}")
+        return self._rows.lineage(db, namespace, found.scope, found.key)
+
+    def delete(self, namespace: str, fact_id: str) -> int:
+        """Hard-delete the fact and every version of its key; returns rows removed."""
+        with self._store.transaction() as db:
+            found = self._rows.get(db, namespace, fact_id)
+            if found is None:
+                raise NotFoundError(f"fact {fact_id!r} does not exist in namespace {namespace!r}")
+            return self._rows.delete_lineage(db, namespace, found.scope, found.key)
+
+    def delete_namespace(self, namespace: str) -> int:
+        """Hard-delete every fact of a namespace."""
+        with self._store.transaction() as db:
+            return self._rows.delete_namespace(db, namespace)
+
+    def snippets(self, namespace: str, query: str, scopes: tuple[str, ...]) -> list[Snippet]:
+        """Recall candidates: pinned facts score 1.0; others by how much of them the query mentions."""
+        wanted = set(terms(query))
+        found = []
+        for fact in self.list(namespace, scopes=scopes):
+            if fact.pinned:
+                score, coverage = 1.0, None
+            else:
+                own = set(terms(f"{fact.key.split(':', 1)[-1]} {fact.value} {fact.text}"))
+                coverage = len(own & wanted) / len(own) if own else 0.0
+                # A mentioned fact is worth showing; an unmentioned one stays below the default threshold.
+                score = round(min(1.0, 0.3 + 0.7 * coverage) if coverage else 0.1, 4)
+            text = fact.text
+            found.append(Snippet(
+                tier="fact", id=fact.id, text=text, score=score, tokens=self._counter.count(text),
+                source=fact.source, updated_at=fact.updated_at, pinned=fact.pinned, key=fact.key,
+                metadata={"kind": fact.kind, "value": fact.value, "scope": fact.scope, "version": fact.version},
+                why={"fact": {"pinned": fact.pinned, "coverage": coverage}},
+            ))
+        return found
+
+    def _write(self, namespace: str, scope: str, facts: Sequence[ExtractedFact], source: str | None,
+               pin: bool | None, ignored: list[tuple[str, str]]) -> FactChange:
+        stored: list[FactRecord] = []
+        superseded: list[FactRecord] = []
+        with self._store.transaction() as db:
+            now = to_iso(self._clock())
+            for fact in facts:
+                current = self._rows.current(db, namespace, scope, fact.key)
+                pinned = pin if pin is not None else (
+                    current.pinned if current else fact.kind in self._config.auto_pin_kinds)
+                if current and (current.value, current.kind, current.pinned) == (fact.value, fact.kind, pinned):
+                    ignored.append((fact.text, f"already known as {current.id} (version {current.version})"))
+                    continue
+                record = FactRecord(
+                    id=FactRecords.new_id(), namespace=namespace, scope=scope, key=fact.key, value=fact.value,
+                    kind=fact.kind, text=fact.text, pinned=pinned,
+                    version=current.version + 1 if current else 1,
+                    created_at=now, updated_at=now, source=source, rule=fact.rule,
+                )
+                self._rows.insert(db, record)
+                if current:
+                    superseded.append(self._rows.supersede(db, current, record.id, now))
+                stored.append(record)
+        return FactChange(tuple(stored), tuple(superseded), tuple(ignored))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(" ".join(text.lower().split()).encode("utf-8")).hexdigest()[:12]
+
+
+def _check_text(text: object, field: str = "text") -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError(f"{field} must be a non-empty string, got {str(text)[:80]!r}")
+    return text

@@ -1,0 +1,253 @@
+"""Score rule-based extraction against labelled files: precision, recall, F1 and supersede accuracy per language."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, cast
+
+from memory.errors import ValidationError
+from memory.facts.extract import extract
+from memory.facts.normalize import normalize_key
+from memory.facts.rules import RuleSet
+
+__all__ = [
+    "GoldFact",
+    "Labelled",
+    "Miss",
+    "Pair",
+    "QualityReport",
+    "Score",
+    "SupersedeScore",
+    "load_labelled",
+    "load_pairs",
+    "same_value",
+    "score",
+]
+
+ALL = "all"
+LANGS = ("en", "zh")
+# A supersede pair may state the same thing in two languages ("reply in English" then "用中文回答").
+PAIR_LANGS = ("en", "zh", "mixed")
+
+
+@dataclass(frozen=True)
+class GoldFact:
+    """One expected fact: kind, key and value as a person labelled them."""
+
+    kind: str
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One labelled utterance and the facts it should yield (none for chit-chat, questions and the like)."""
+
+    lang: str
+    text: str
+    facts: tuple[GoldFact, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two utterances and whether the second should land on a key the first one produced."""
+
+    lang: str
+    first: str
+    second: str
+    same_key: bool
+
+
+@dataclass(frozen=True)
+class Miss:
+    """One disagreement with the labels: a fact predicted but not labelled, or labelled but not predicted."""
+
+    lang: str
+    text: str
+    what: str
+    fact: GoldFact
+
+
+@dataclass(frozen=True)
+class Score:
+    """Fact counts for one language (or 'all'), with precision, recall and F1 derived from them."""
+
+    utterances: int
+    predicted: int
+    gold: int
+    correct: int
+
+    @property
+    def precision(self) -> float:
+        """Share of predicted facts that are correct; 1.0 when nothing was predicted."""
+        return self.correct / self.predicted if self.predicted else 1.0
+
+    @property
+    def recall(self) -> float:
+        """Share of labelled facts that were found; 1.0 when nothing was labelled."""
+        return self.correct / self.gold if self.gold else 1.0
+
+    @property
+    def f1(self) -> float:
+        """Harmonic mean of precision and recall."""
+        total = self.precision + self.recall
+        return 2 * self.precision * self.recall / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class SupersedeScore:
+    """How many statement pairs were keyed correctly (same key exactly when they should be)."""
+
+    pairs: int
+    correct: int
+
+    @property
+    def accuracy(self) -> float:
+        """Share of pairs keyed correctly; 1.0 when there are no pairs."""
+        return self.correct / self.pairs if self.pairs else 1.0
+
+
+@dataclass(frozen=True)
+class QualityReport:
+    """Scores per language plus 'all', supersede scores likewise, and every miss for inspection."""
+
+    facts: Mapping[str, Score]
+    supersede: Mapping[str, SupersedeScore]
+    misses: tuple[Miss, ...]
+
+
+def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
+          pairs: str | Path | Iterable[Pair] | None = None) -> QualityReport:
+    """Run the extractor over labelled utterances (and supersede pairs) and score it per language."""
+    items = load_labelled(labelled) if isinstance(labelled, (str, Path)) else list(labelled)
+    counts: dict[str, list[int]] = {ALL: [0, 0, 0, 0]}
+    misses: list[Miss] = []
+    for item in items:
+        predicted = [GoldFact(f.kind, f.key, f.value) for f in extract(item.text, rules).facts]
+        correct, extra, missed = _match(predicted, list(item.facts))
+        for lang in (item.lang, ALL):
+            row = counts.setdefault(lang, [0, 0, 0, 0])
+            for index, amount in enumerate((1, len(predicted), len(item.facts), correct)):
+                row[index] += amount
+        misses.extend(Miss(item.lang, item.text, "unexpected", fact) for fact in extra)
+        misses.extend(Miss(item.lang, item.text, "missed", fact) for fact in missed)
+    pair_items: list[Pair] = []
+    if pairs is not None:
+        pair_items = load_pairs(pairs) if isinstance(pairs, (str, Path)) else list(pairs)
+    return QualityReport(
+        facts=MappingProxyType({lang: Score(*row) for lang, row in sorted(counts.items())}),
+        supersede=MappingProxyType(_supersede(pair_items, rules)),
+        misses=tuple(misses),
+    )
+
+
+def same_value(predicted: str, gold: str) -> bool:
+    """Values match when they agree after Unicode folding, case folding and dropping spaces and punctuation."""
+    return _fold_value(predicted) == _fold_value(gold)
+
+
+def load_labelled(path: str | Path) -> list[Labelled]:
+    """Read a labelled JSONL file: one {"lang", "text", "facts": [{"kind", "key", "value"}], "note"?} per line."""
+    items: list[Labelled] = []
+    for number, row in _rows(Path(path)):
+        facts = row.get("facts")
+        if not isinstance(row.get("text"), str) or not isinstance(facts, list):
+            raise ValidationError(f"{path}:{number}: expected 'text' (string) and 'facts' (list), got {sorted(row)}.")
+        gold = tuple(_gold(path, number, fact) for fact in cast(list[object], facts))
+        items.append(Labelled(_lang(path, number, row), row["text"], gold, str(row.get("note", ""))))
+    return items
+
+
+def load_pairs(path: str | Path) -> list[Pair]:
+    """Read a supersede JSONL file: one {"lang" (en, zh or mixed), "first", "second", "same_key": bool} per line."""
+    pairs: list[Pair] = []
+    for number, row in _rows(Path(path)):
+        first, second, same = row.get("first"), row.get("second"), row.get("same_key")
+        if not isinstance(first, str) or not isinstance(second, str) or not isinstance(same, bool):
+            raise ValidationError(
+                f"{path}:{number}: expected 'first' and 'second' (strings) and 'same_key' (true/false)."
+            )
+        pairs.append(Pair(_lang(path, number, row, PAIR_LANGS), first, second, same))
+    return pairs
+
+
+def _match(predicted: list[GoldFact], gold: list[GoldFact]) -> tuple[int, list[GoldFact], list[GoldFact]]:
+    # Greedy one-to-one matching: a predicted fact may use up at most one labelled fact.
+    left = list(gold)
+    extra: list[GoldFact] = []
+    for fact in predicted:
+        found = next((g for g in left if _same_fact(fact, g)), None)
+        if found is None:
+            extra.append(fact)
+        else:
+            left.remove(found)
+    return len(predicted) - len(extra), extra, left
+
+
+def _same_fact(predicted: GoldFact, gold: GoldFact) -> bool:
+    return (predicted.kind == gold.kind and _canonical_key(predicted.key) == _canonical_key(gold.key)
+            and same_value(predicted.value, gold.value))
+
+
+def _canonical_key(key: str) -> str:
+    kind, _, subject = key.partition(":")
+    return normalize_key(kind, subject)
+
+
+def _supersede(pairs: list[Pair], rules: RuleSet) -> dict[str, SupersedeScore]:
+    counts: dict[str, list[int]] = {ALL: [0, 0]}
+    for pair in pairs:
+        first = {f.key for f in extract(pair.first, rules).facts}
+        second = {f.key for f in extract(pair.second, rules).facts}
+        # A pair only counts as right when both statements were understood at all.
+        right = bool(first) and bool(second) and bool(first & second) == pair.same_key
+        for lang in (pair.lang, ALL):
+            row = counts.setdefault(lang, [0, 0])
+            row[0] += 1
+            row[1] += int(right)
+    return {lang: SupersedeScore(*row) for lang, row in sorted(counts.items())}
+
+
+def _fold_value(value: str) -> str:
+    text = unicodedata.normalize("NFKC", value).casefold()
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def _rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ValidationError(f"{path}: labelled file not found; expected a JSONL file.") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"{path}:{number}: not valid JSON ({exc.msg}); expected one object per line.") from None
+        if not isinstance(row, dict):
+            raise ValidationError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}.")
+        yield number, cast(dict[str, Any], row)
+
+
+def _gold(path: str | Path, number: int, fact: object) -> GoldFact:
+    if not isinstance(fact, dict):
+        raise ValidationError(f"{path}:{number}: each fact must be an object with kind, key and value.")
+    fields = cast(dict[str, object], fact)
+    values = [fields.get(name) for name in ("kind", "key", "value")]
+    if not all(isinstance(v, str) and v for v in values):
+        raise ValidationError(f"{path}:{number}: a fact needs non-empty 'kind', 'key' and 'value', got {fields}.")
+    return GoldFact(*cast(list[str], values))
+
+
+def _lang(path: str | Path, number: int, row: Mapping[str, Any], allowed: tuple[str, ...] = LANGS) -> str:
+    lang = row.get("lang")
+    if lang not in allowed:
+        raise ValidationError(f"{path}:{number}: 'lang' must be one of {list(allowed)}, got {lang!r}.")
+    return cast(str, lang)

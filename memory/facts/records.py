@@ -1,0 +1,120 @@
+"""Fact records in SQLite: every change is a new version; a key's versions form its history."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+__all__ = ["FactRecord", "FactChange", "FactRecords"]
+
+
+@dataclass(frozen=True)
+class FactRecord:
+    """One version of a fact; the current version has `superseded_at` None."""
+
+    id: str
+    namespace: str
+    scope: str
+    key: str
+    value: str
+    kind: str
+    text: str
+    pinned: bool
+    version: int
+    created_at: str
+    updated_at: str
+    superseded_at: str | None = None
+    superseded_by: str | None = None
+    source: str | None = None
+    rule: str | None = None
+
+    @property
+    def current(self) -> bool:
+        """True for the version in force."""
+        return self.superseded_at is None
+
+
+@dataclass(frozen=True)
+class FactChange:
+    """What one write did: facts stored, the versions they superseded, and what was ignored and why."""
+
+    stored: tuple[FactRecord, ...]
+    superseded: tuple[FactRecord, ...]
+    ignored: tuple[tuple[str, str], ...]
+
+
+def _record(row: Mapping[str, Any]) -> FactRecord:
+    return FactRecord(**{**dict(row), "pinned": bool(row["pinned"])})
+
+
+class FactRecords:
+    """Row-level access to the `facts` table; callers hold the store's transaction for writes."""
+
+    COLUMNS = ("id, namespace, scope, key, value, kind, text, pinned, version, created_at, updated_at, "
+               "superseded_at, superseded_by, source, rule")
+
+    @staticmethod
+    def new_id() -> str:
+        """A fresh fact id like `f-3b1c9e0d2a4f`."""
+        return "f-" + uuid.uuid4().hex[:12]
+
+    def get(self, db: sqlite_utils.Database, namespace: str, fact_id: str) -> FactRecord | None:
+        """The version with this id in this namespace."""
+        row = db.execute(f"SELECT {self.COLUMNS} FROM facts WHERE namespace = ? AND id = ?",
+                         [namespace, fact_id]).fetchone()
+        return _record(dict(zip(self._names(), row, strict=True))) if row else None
+
+    def current(self, db: sqlite_utils.Database, namespace: str, scope: str, key: str) -> FactRecord | None:
+        """The version in force for (scope, key)."""
+        row = db.execute(
+            f"SELECT {self.COLUMNS} FROM facts WHERE namespace = ? AND scope = ? AND key = ? "
+            "AND superseded_at IS NULL ORDER BY version DESC LIMIT 1", [namespace, scope, key]).fetchone()
+        return _record(dict(zip(self._names(), row, strict=True))) if row else None
+
+    def lineage(self, db: sqlite_utils.Database, namespace: str, scope: str, key: str) -> list[FactRecord]:
+        """Every version of (scope, key), oldest first."""
+        rows = db.execute(
+            f"SELECT {self.COLUMNS} FROM facts WHERE namespace = ? AND scope = ? AND key = ? ORDER BY version",
+            [namespace, scope, key]).fetchall()
+        return [_record(dict(zip(self._names(), r, strict=True))) for r in rows]
+
+    def list_current(self, db: sqlite_utils.Database, namespace: str, scopes: tuple[str, ...] | None = None,
+                     pinned: bool | None = None) -> list[FactRecord]:
+        """Facts in force, pinned first, then by key."""
+        sql = f"SELECT {self.COLUMNS} FROM facts WHERE namespace = ? AND superseded_at IS NULL"
+        params: list[Any] = [namespace]
+        if scopes is not None:
+            sql += f" AND scope IN ({', '.join('?' for _ in scopes)})"
+            params.extend(scopes)
+        if pinned is not None:
+            sql += " AND pinned = ?"
+            params.append(int(pinned))
+        rows = db.execute(sql + " ORDER BY pinned DESC, scope, key, id", params).fetchall()
+        return [_record(dict(zip(self._names(), r, strict=True))) for r in rows]
+
+    def insert(self, db: sqlite_utils.Database, record: FactRecord) -> None:
+        """Write a new version."""
+        values = {**record.__dict__, "pinned": int(record.pinned)}
+        db.execute(f"INSERT INTO facts ({self.COLUMNS}) VALUES ({', '.join('?' for _ in self._names())})",
+                   [values[n] for n in self._names()])
+
+    def supersede(self, db: sqlite_utils.Database, record: FactRecord, by: str, at: str) -> FactRecord:
+        """Mark `record` as replaced by version `by`."""
+        db.execute("UPDATE facts SET superseded_at = ?, superseded_by = ? WHERE id = ?", [at, by, record.id])
+        return FactRecord(**{**record.__dict__, "superseded_at": at, "superseded_by": by})
+
+    def delete_lineage(self, db: sqlite_utils.Database, namespace: str, scope: str, key: str) -> int:
+        """Hard-delete every version of (scope, key)."""
+        return db.execute("DELETE FROM facts WHERE namespace = ? AND scope = ? AND key = ?",
+                          [namespace, scope, key]).rowcount
+
+    def delete_namespace(self, db: sqlite_utils.Database, namespace: str) -> int:
+        """Hard-delete every fact of a namespace."""
+        return db.execute("DELETE FROM facts WHERE namespace = ?", [namespace]).rowcount
+
+    def _names(self) -> list[str]:
+        return [c.strip() for c in self.COLUMNS.split(",")]
