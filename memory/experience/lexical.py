@@ -1,0 +1,103 @@
+"""The lexical side: an incremental SQLite FTS5 index of analysed chunk terms, ranked by bm25()."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+import sqlite_utils
+
+from memory.experience.analyze import terms as analyse
+from memory.experience.catalog import ChunkRow
+from memory.experience.filters import filter_sql
+from memory.experience.model import RetrieverHit, SearchFilters
+
+__all__ = ["MAX_QUERY_TERMS", "frequencies", "index", "index_terms", "namespace_token", "remove", "search", "terms_of"]
+
+# A 20 000-character query would otherwise become a MATCH of thousands of terms; the first ones are kept.
+MAX_QUERY_TERMS = 64
+
+
+def namespace_token(namespace: str) -> str:
+    """The single FTS token that marks a namespace's rows (any namespace string becomes one safe token)."""
+    return "ns" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:20]
+
+
+def index_terms(text: str) -> str:
+    """What the index stores for a chunk: its analysed terms, space-separated (computed outside any lock)."""
+    return " ".join(analyse(text))
+
+
+def index(db: sqlite_utils.Database, rows: Iterable[tuple[int, str, str]]) -> None:
+    """Index (rowid, namespace, index_terms) rows; costs in proportion to the rows, not the index."""
+    db.conn.executemany(
+        "INSERT INTO chunks_fts (rowid, terms, ns) VALUES (?, ?, ?)",
+        [(rowid, terms, namespace_token(namespace)) for rowid, namespace, terms in rows],
+    )
+
+
+def remove(db: sqlite_utils.Database, rowids: Sequence[int]) -> None:
+    """Drop the index rows of these chunk rowids."""
+    db.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
+
+
+def _match(namespace: str, query_terms: Sequence[str]) -> str:
+    # Every term is quoted, so no user text can be read as FTS5 syntax.
+    ors = " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms[:MAX_QUERY_TERMS])
+    return f'ns : "{namespace_token(namespace)}" AND terms : ({ors})'
+
+
+def search(
+    db: sqlite_utils.Database,
+    namespace: str,
+    query_terms: Sequence[str],
+    k: int,
+    filters: SearchFilters | None = None,
+) -> list[RetrieverHit]:
+    """The k best chunks by BM25 over an OR of the query terms (score = -bm25(), higher is better)."""
+    if not query_terms or k <= 0:
+        return []
+    params: list[object] = [_match(namespace, query_terms)]
+    if filters is None or filters.empty:
+        sql = (
+            "SELECT c.id, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts "
+            "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ? "
+            "ORDER BY score DESC, c.id LIMIT ?"
+        )
+    else:
+        where, extra = filter_sql(filters)
+        sql = (
+            "SELECT c.id, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts "
+            "JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+            f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score DESC, c.id LIMIT ?"
+        )
+        params.extend(extra)
+    params.append(k)
+    rows = db.execute(sql, params).fetchall()
+    return [RetrieverHit(chunk_id, rank, float(score)) for rank, (chunk_id, score) in enumerate(rows, 1)]
+
+
+def frequencies(db: sqlite_utils.Database, query_terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """Rows in the index, and how many rows hold each term (for IDF-weighted coverage)."""
+    total = db.execute("SELECT count(*) FROM chunks_fts_docsize").fetchone()[0]  # no term scan needed
+    if not query_terms:
+        return total, {}
+    marks = ",".join("?" * len(query_terms))
+    rows = db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", list(query_terms)).fetchall()
+    found = dict(rows)
+    return total, {t: int(found.get(t, 0)) for t in query_terms}
+
+
+def terms_of(db: sqlite_utils.Database, rows: Iterable[ChunkRow]) -> dict[str, frozenset[str]]:
+    """The analysed terms of chunks, as indexed (read back, not re-segmented: jieba is slow)."""
+    by_rowid = {row.rowid: row.id for row in rows}
+    out: dict[str, frozenset[str]] = {}
+    keys = list(by_rowid)
+    for start in range(0, len(keys), 500):
+        part = keys[start:start + 500]
+        for rowid, text in db.execute(
+            f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(part))})", part
+        ).fetchall():
+            out[by_rowid[rowid]] = frozenset(text.split())
+    return out

@@ -1,0 +1,174 @@
+"""`ExperienceMemory`: the experience tier's library face: store documents and memories, search them hybrid."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memory.clock import Clock, to_iso, utc_now
+from memory.config import Config
+from memory.errors import NotFoundError, ValidationError
+from memory.experience import catalog
+from memory.experience.dense import VectorIndex
+from memory.experience.model import (
+    ChunkInput,
+    DocumentInfo,
+    DocumentKind,
+    DocumentResult,
+    MemoryTurn,
+    SearchExplanation,
+    SearchFilters,
+)
+from memory.experience.repair import RepairReport, repair
+from memory.experience.search import Searcher
+from memory.experience.store import DocumentInput, DocumentWriter, Encoder
+from memory.recall.model import Snippet
+from memory.store import Store
+from memory.tokens import TokenCounter
+
+__all__ = ["ExperienceMemory"]
+
+_KINDS = ("document", "memory")
+
+
+def _require_text(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+class ExperienceMemory:
+    """Documents and conversation memories of every namespace: atomic writes, hybrid dense + lexical search."""
+
+    def __init__(
+        self, store: Store, embedder: Encoder, counter: TokenCounter, config: Config, clock: Clock = utc_now
+    ) -> None:
+        self._store = store
+        self._config = config
+        self._clock = clock
+        self._embedder = embedder
+        self._vectors = VectorIndex(store)  # one handle cache shared by writes and searches
+        self._writer = DocumentWriter(store, self._vectors, embedder, counter, clock)
+        self._searcher = Searcher(store, self._vectors, embedder, config.retrieval, clock)
+
+    def add_document(
+        self,
+        namespace: str,
+        doc_id: str,
+        chunks: Sequence[ChunkInput],
+        *,
+        content_hash: str,
+        title: str | None = None,
+        source: str | None = None,
+        kind: DocumentKind = "document",
+        created_at: str | None = None,
+        updated_at: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        project: str | None = None,
+        tags: Sequence[str] = (),
+        speaker: str | None = None,
+    ) -> DocumentResult:
+        """Store or replace a chunked document as one unit; an unchanged document costs one read, no embedding."""
+        _require_text(namespace, "namespace")
+        doc = DocumentInput(
+            doc_id=_require_text(doc_id, "doc_id"), chunks=self._check_chunks(doc_id, chunks),
+            content_hash=_require_text(content_hash, "content_hash"), kind=self._check_kind(kind), title=title,
+            source=source, created_at=created_at, updated_at=updated_at, metadata=dict(metadata or {}),
+            project=project, tags=self._check_tags(tags), speaker=speaker,
+        )
+        return self._writer.write(namespace, [doc])[0]
+
+    def add_memories(self, namespace: str, turns: Sequence[MemoryTurn]) -> list[DocumentResult]:
+        """Store conversation turns, each its own one-chunk memory timed by its timestamp; one embedding call."""
+        _require_text(namespace, "namespace")
+        now = to_iso(self._clock())
+        docs = []
+        for i, turn in enumerate(turns):
+            text = _require_text(turn.text, f"turns[{i}].text")
+            when = turn.timestamp or now
+            identity = f"{turn.speaker or ''}\0{when}\0{text}".encode()
+            docs.append(DocumentInput(
+                doc_id=turn.doc_id or "m-" + hashlib.sha256(identity).hexdigest()[:24],
+                chunks=(ChunkInput(text=text),),
+                content_hash=hashlib.sha256(f"{turn.speaker or ''}\0{text}".encode()).hexdigest(),
+                kind="memory", source=turn.source, created_at=when, updated_at=when,
+                metadata=dict(turn.metadata), project=turn.project, tags=self._check_tags(turn.tags),
+                speaker=turn.speaker,
+            ))
+        return self._writer.write(namespace, docs)
+
+    def list_documents(self, namespace: str) -> list[DocumentInfo]:
+        """Every document and memory of the namespace, newest first."""
+        return catalog.list_documents(self._store.db, namespace)
+
+    def get_document(self, namespace: str, doc_id: str) -> DocumentInfo:
+        """One document; NotFoundError when the namespace has no such id."""
+        found = catalog.get_document(self._store.db, namespace, doc_id)
+        if found is None:
+            raise NotFoundError(
+                f"no document {doc_id!r} in namespace {namespace!r}; list_documents shows the ids that exist"
+            )
+        return found
+
+    def delete_document(self, namespace: str, doc_id: str) -> None:
+        """Remove a document from SQLite, the lexical index and Chroma; NotFoundError when there is none."""
+        if not self._writer.delete(namespace, [doc_id]):
+            raise NotFoundError(
+                f"no document {doc_id!r} in namespace {namespace!r} to delete; list_documents shows the ids"
+            )
+
+    def delete_namespace(self, namespace: str) -> int:
+        """Remove every document and memory of the namespace; returns how many there were (0 is fine)."""
+        return self._writer.delete_namespace(namespace)
+
+    def repair(self, namespace: str | None = None) -> RepairReport:
+        """Reconcile Chroma with SQLite after a crash: drop stray vectors, re-embed chunks that lack one."""
+        return repair(self._store, self._vectors, self._embedder, namespace)
+
+    def search(
+        self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None
+    ) -> list[Snippet]:
+        """The k best chunks for `query` (hybrid dense + lexical, reranked), scores in 0..1, best first."""
+        return list(self.explain(query, namespace, k, filters).results)
+
+    def explain(
+        self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None
+    ) -> SearchExplanation:
+        """A search with each retriever's own ranks and scores laid open (for `memory search --explain`)."""
+        if not isinstance(query, str):
+            raise ValidationError(f"query must be a string, got {type(query).__name__}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValidationError(f"k must be a whole number of results (0 or more), got {k!r}")
+        limit = self._config.limits.max_query_chars
+        if len(query) > limit:
+            raise ValidationError(
+                f"query must be at most {limit} characters (limits.max_query_chars), got {len(query)}; shorten it"
+            )
+        return self._searcher.explain(query, namespace, k, filters or SearchFilters())
+
+    @staticmethod
+    def _check_chunks(doc_id: str, chunks: Sequence[ChunkInput]) -> tuple[ChunkInput, ...]:
+        if not chunks:
+            raise ValidationError(f"document {doc_id!r} needs at least one chunk, got none; skip empty documents")
+        ordinals = [c.ordinal for c in chunks]
+        if len(set(ordinals)) != len(ordinals):
+            raise ValidationError(f"document {doc_id!r}: chunk ordinals must be distinct, got {sorted(ordinals)}")
+        for chunk in chunks:
+            if not isinstance(chunk, ChunkInput) or not chunk.text.strip():
+                raise ValidationError(
+                    f"document {doc_id!r}: every chunk must be a ChunkInput with text, got {chunk!r}"
+                )
+        return tuple(chunks)
+
+    @staticmethod
+    def _check_kind(kind: str) -> DocumentKind:
+        if kind not in _KINDS:
+            raise ValidationError(f"kind must be one of {', '.join(_KINDS)}, got {kind!r}")
+        return kind  # type: ignore[return-value]
+
+    @staticmethod
+    def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
+        if isinstance(tags, str) or not all(isinstance(t, str) and t for t in tags):
+            raise ValidationError(f"tags must be a list of non-empty strings, got {tags!r}")
+        return tuple(tags)

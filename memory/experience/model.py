@@ -1,0 +1,127 @@
+"""What goes into and comes out of experience memory: frozen dataclasses and the text a chunk is indexed as."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from memory.recall.model import Snippet
+
+__all__ = [
+    "ChunkInput",
+    "DocumentInfo",
+    "DocumentKind",
+    "DocumentResult",
+    "MemoryTurn",
+    "RetrieverHit",
+    "SearchExplanation",
+    "SearchFilters",
+    "indexed_text",
+]
+
+DocumentKind = Literal["document", "memory"]
+DocumentStatus = Literal["created", "updated", "unchanged"]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ChunkInput:
+    """One already-chunked piece of a document, in reading order."""
+
+    text: str
+    heading: str = ""
+    ordinal: int = 0
+
+
+@dataclass(frozen=True)
+class DocumentResult:
+    """What add_document did: how many chunks the document has now, and whether anything changed."""
+
+    doc_id: str
+    chunks: int
+    status: DocumentStatus
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """A stored document or memory, as listed (without its chunk texts)."""
+
+    namespace: str
+    doc_id: str
+    kind: DocumentKind
+    title: str | None
+    source: str | None
+    content_hash: str
+    version: int
+    chunks: int
+    tokens: int
+    project: str | None
+    tags: tuple[str, ...]
+    speaker: str | None
+    metadata: Mapping[str, Any]
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class MemoryTurn:
+    """One conversation turn (or other short experience) to store as its own one-chunk memory."""
+
+    text: str
+    speaker: str | None = None
+    timestamp: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    doc_id: str | None = None
+    project: str | None = None
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Optional restrictions on a search; every field left None (or empty) lets everything through."""
+
+    project: str | None = None
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    kind: DocumentKind | None = None
+    updated_from: str | None = None
+    updated_to: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing is restricted."""
+        return self == SearchFilters()
+
+
+@dataclass(frozen=True)
+class RetrieverHit:
+    """One retriever's candidate: chunk id, 1-based rank and the retriever's own score."""
+
+    chunk_id: str
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchExplanation:
+    """A search laid open for `memory search --explain`: each retriever's list, the weights, the result."""
+
+    query: str
+    terms: tuple[str, ...]
+    cjk_share: float
+    temporal: bool
+    dense_weight: float
+    lexical_weight: float
+    dense: tuple[RetrieverHit, ...]
+    lexical: tuple[RetrieverHit, ...]
+    results: tuple[Snippet, ...]
+
+
+def indexed_text(text: str, heading: str = "", speaker: str | None = None) -> str:
+    """The text a chunk is embedded and indexed as: its heading line, then `speaker: text`."""
+    body = f"{speaker}: {text}" if speaker else text
+    return f"{heading}\n{body}" if heading else body

@@ -1,0 +1,120 @@
+"""Model-free reranking of fused candidates: query-term coverage, recency, newer-first, near-duplicate suppression."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from memory.config import RetrievalConfig
+from memory.experience.freshness import decay
+from memory.experience.fuse import Fused
+from memory.experience.similarity import similar_pairs
+
+__all__ = ["Candidate", "Ranked", "coverage", "rerank"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A fused chunk with what reranking looks at: analysed terms, time, and the group it may disagree within."""
+
+    fused: Fused
+    group: str  # the document, or for conversation memories the speaker: where a newer statement supersedes
+    terms: frozenset[str]
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A candidate's final score and the factors that made it."""
+
+    candidate: Candidate
+    score: float
+    coverage: float
+    recency: float
+    duplicate_of: str | None = None
+    superseded_by: str | None = None
+
+
+def coverage(terms: frozenset[str], idf: Mapping[str, float]) -> float:
+    """Share of the query's IDF mass whose terms the chunk holds (0..1)."""
+    total = sum(idf.values())
+    if total <= 0:
+        return 0.0
+    return sum(w for t, w in idf.items() if t in terms) / total
+
+
+def _order(ranked: list[Ranked]) -> list[Ranked]:
+    return sorted(ranked, key=lambda r: (-r.score, r.candidate.fused.chunk_id))
+
+
+def rerank(
+    candidates: Sequence[Candidate],
+    idf: Mapping[str, float],
+    now: datetime,
+    temporal: bool,
+    config: RetrievalConfig,
+    k: int,
+) -> list[Ranked]:
+    """Fused score blended with coverage, times recency; then, among the top 2k+10, newer-first and duplicates."""
+    scored = []
+    for c in candidates:
+        cover = coverage(c.terms, idf)
+        base = (1.0 - config.coverage_weight) * c.fused.score + config.coverage_weight * cover
+        # A query about a time ("when", "去年", "2023") wants old snippets as much as new ones.
+        fresh = decay(c.updated_at, now, config.recency_half_life_days)
+        recency = 1.0 if temporal else 1.0 - config.recency_weight + config.recency_weight * fresh
+        scored.append(Ranked(c, base * recency, cover, recency))
+    ranked = _order(scored)
+    window = min(2 * k + 10, 100)  # only what can reach the result is compared pairwise
+    top = _suppress_duplicates(ranked[:window], config)
+    if not temporal:
+        top = _newer_first(top, config)
+    return _order(top + ranked[window:])
+
+
+def _clusters(sets: Sequence[frozenset[str]], threshold: float) -> list[list[int]]:
+    """Single-link clusters (by index, each in rank order) of sets at least `threshold` Jaccard-similar."""
+    head = list(range(len(sets)))
+    for i, j in similar_pairs(sets, threshold):  # sorted by i, so head[i] is final when i is the first index
+        head[j] = min(head[j], head[i])
+    clusters: dict[int, list[int]] = defaultdict(list)
+    for j, h in enumerate(head):
+        clusters[h].append(j)
+    return [members for members in clusters.values() if len(members) > 1]
+
+
+def _suppress_duplicates(ranked: list[Ranked], config: RetrievalConfig) -> list[Ranked]:
+    """Of near-identical chunks keep the newest at the cluster's best score; the others sink by a penalty."""
+    out = list(ranked)
+    for members in _clusters([r.candidate.terms for r in ranked], config.duplicate_similarity):
+        newest = max(members, key=lambda m: (ranked[m].candidate.updated_at, -m))
+        keeper = ranked[newest].candidate.fused.chunk_id
+        best = ranked[members[0]].score
+        for m in members:
+            out[m] = replace(ranked[m], score=best) if m == newest else replace(
+                ranked[m], score=ranked[m].score * config.duplicate_penalty, duplicate_of=keeper
+            )
+    return _order(out)
+
+
+def _newer_first(ranked: list[Ranked], config: RetrievalConfig) -> list[Ranked]:
+    """Similar snippets of one group (they may disagree) share out their scores newest first."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(ranked):
+        if r.duplicate_of is None:
+            groups[r.candidate.group].append(i)
+    out = list(ranked)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        for cluster in _clusters([ranked[m].candidate.terms for m in members], config.supersede_similarity):
+            slots = [members[c] for c in cluster]
+            scores = sorted((ranked[s].score for s in slots), reverse=True)
+            by_age = sorted(slots, key=lambda s: (ranked[s].candidate.updated_at, -s), reverse=True)
+            newest = ranked[by_age[0]].candidate.fused.chunk_id
+            for slot, score in zip(by_age, scores, strict=True):
+                moved = score < ranked[slot].score
+                out[slot] = replace(ranked[slot], score=score, superseded_by=newest if moved else None)
+    return out

@@ -1,0 +1,297 @@
+"""Atomic document writes over SQLite (record of truth) and Chroma (vectors).
+
+A content change is written in this order: embed (outside every lock), add the new version's vectors under new
+chunk ids, swap document row + chunks + FTS rows in one SQLite transaction, delete the old version's vectors.
+A failure or a kill at any point leaves SQLite on the old or the new version, whole; the only possible debris is
+vectors SQLite does not know, which memory.experience.repair removes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Protocol
+
+import numpy as np
+import sqlite_utils
+
+from memory.clock import Clock, parse_iso, to_iso
+from memory.errors import StoreError
+from memory.experience import catalog, lexical
+from memory.experience.dense import VectorIndex
+from memory.experience.model import (
+    ChunkInput,
+    DocumentKind,
+    DocumentResult,
+    indexed_text,
+)
+from memory.store import Store
+from memory.tokens import TokenCounter
+
+__all__ = ["DocumentInput", "DocumentWriter", "Encoder", "chunk_id"]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Encoder(Protocol):
+    """What experience memory needs of an embedder (memory.embed.Embedder is one)."""
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def encode_query(self, text: str) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class DocumentInput:
+    """One document (or memory) to store, already chunked; times are ISO strings or None for 'now'."""
+
+    doc_id: str
+    chunks: tuple[ChunkInput, ...]
+    content_hash: str
+    kind: DocumentKind = "document"
+    title: str | None = None
+    source: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    project: str | None = None
+    tags: tuple[str, ...] = ()
+    speaker: str | None = None
+
+
+@dataclass(frozen=True)
+class _NewChunk:
+    ordinal: int
+    text: str
+    heading: str
+    indexed: str
+    text_hash: str
+    tokens: int
+    terms: str = ""  # filled only for content that will be written: jieba is the slow part of a write
+
+
+@dataclass
+class _Plan:
+    doc: DocumentInput
+    chunks: list[_NewChunk]
+    fields: dict[str, Any]
+    status: str = "content"  # content | metadata | unchanged: what the write must do
+    is_new: bool = False
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # text_hash -> vector
+
+
+def chunk_id(namespace: str, doc_id: str, version: int, ordinal: int) -> str:
+    """`c<hash of namespace and doc id>-<version>-<ordinal>`: unique across namespaces, new for every version."""
+    digest = hashlib.sha256(f"{namespace}\0{doc_id}".encode()).hexdigest()[:20]
+    return f"c{digest}-{version}-{ordinal}"
+
+
+class DocumentWriter:
+    """Creates, replaces and deletes documents of experience memory."""
+
+    def __init__(
+        self, store: Store, vectors: VectorIndex, embedder: Encoder, counter: TokenCounter, clock: Clock
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._counter = counter
+        self._clock = clock
+        self.vectors = vectors
+
+    def write(self, namespace: str, docs: Sequence[DocumentInput]) -> list[DocumentResult]:
+        """Store documents; unchanged ones cost one read, the rest are embedded in one call and swapped in."""
+        now = to_iso(self._clock())
+        latest = {doc.doc_id: doc for doc in docs}  # the same id twice in one batch: the last one wins
+        plans = [self._plan(self._store.db, namespace, doc, now) for doc in latest.values()]
+        changed = [p for p in plans if p.status == "content"]
+        for plan in changed:
+            plan.chunks = [replace(c, terms=lexical.index_terms(c.indexed)) for c in plan.chunks]
+        self._embed(namespace, changed)
+        with self._store.write_lock:
+            self._swap(namespace, [p for p in plans if p.status in ("content", "metadata")])
+        results = {
+            p.doc.doc_id: DocumentResult(p.doc.doc_id, len(p.chunks), "unchanged" if p.status == "unchanged"
+                                         else "created" if p.is_new else "updated")
+            for p in plans
+        }
+        return [results[doc.doc_id] for doc in docs]
+
+    def _plan(self, db: sqlite_utils.Database, namespace: str, doc: DocumentInput, now: str) -> _Plan:
+        chunks = []
+        for chunk in sorted(doc.chunks, key=lambda c: c.ordinal):
+            text = indexed_text(chunk.text, chunk.heading, doc.speaker)
+            chunks.append(_NewChunk(
+                chunk.ordinal, chunk.text, chunk.heading, text,
+                hashlib.sha256(text.encode("utf-8")).hexdigest()[:32], self._counter.count(text),
+            ))
+        old = catalog.get_document(db, namespace, doc.doc_id)
+        fields: dict[str, Any] = {
+            "kind": doc.kind, "title": doc.title, "source": doc.source, "project": doc.project,
+            "tags": json.dumps(list(doc.tags), ensure_ascii=False),
+            "speaker": doc.speaker, "metadata": json.dumps(dict(doc.metadata), ensure_ascii=False, sort_keys=True),
+        }
+        if doc.created_at is not None:
+            fields["created_at"] = to_iso(parse_iso(doc.created_at, "created_at"))
+        if doc.updated_at is not None:
+            fields["updated_at"] = to_iso(parse_iso(doc.updated_at, "updated_at"))
+        plan = _Plan(doc, chunks, fields)
+        if old is None:
+            fields.setdefault("created_at", fields.get("updated_at", now))
+            fields.setdefault("updated_at", now)
+            plan.is_new = True
+            plan.status = "content"
+            return plan
+        stored = {
+            "kind": old.kind, "title": old.title, "source": old.source, "project": old.project,
+            "tags": json.dumps(list(old.tags), ensure_ascii=False), "speaker": old.speaker,
+            "metadata": json.dumps(dict(old.metadata), ensure_ascii=False, sort_keys=True),
+            "created_at": old.created_at, "updated_at": old.updated_at,
+        }
+        old_hashes = db.execute(
+            "SELECT ordinal, text_hash FROM chunks WHERE namespace = ? AND doc_id = ? ORDER BY ordinal",
+            [namespace, doc.doc_id],
+        ).fetchall()
+        same_content = old.content_hash == doc.content_hash and [tuple(r) for r in old_hashes] == [
+            (c.ordinal, c.text_hash) for c in chunks
+        ]
+        same_fields = all(stored[k] == v for k, v in fields.items())
+        fields.setdefault("created_at", old.created_at)
+        if same_content and same_fields:
+            plan.status = "unchanged"
+        elif same_content:
+            fields.setdefault("updated_at", now)
+            plan.status = "metadata"
+        else:
+            fields.setdefault("updated_at", now)
+            plan.status = "content"
+        return plan
+
+    def _embed(self, namespace: str, plans: Sequence[_Plan]) -> None:
+        """Vectors for every new chunk: reused from the previous version where the text is the same."""
+        db = self._store.db
+        wanted = {c.text_hash for p in plans for c in p.chunks}
+        reusable: dict[str, str] = {}  # text_hash -> an existing chunk id with that text
+        doc_ids = [p.doc.doc_id for p in plans if not p.is_new]
+        for start in range(0, len(doc_ids), 500):
+            part = doc_ids[start:start + 500]
+            for cid, text_hash in db.execute(
+                f"SELECT id, text_hash FROM chunks WHERE namespace = ? AND doc_id IN ({','.join('?' * len(part))})",
+                [namespace, *part],
+            ).fetchall():
+                if text_hash in wanted:
+                    reusable[text_hash] = cid
+        found = self.vectors.fetch(namespace, list(reusable.values()))
+        have = {h: found[cid] for h, cid in reusable.items() if cid in found}
+        missing = {c.text_hash: c.indexed for p in plans for c in p.chunks if c.text_hash not in have}
+        if missing:
+            encoded = self._embedder.encode_documents(list(missing.values()))
+            have.update(zip(missing, encoded, strict=True))
+        for plan in plans:
+            plan.vectors = {c.text_hash: have[c.text_hash] for c in plan.chunks}
+
+    def _swap(self, namespace: str, plans: Sequence[_Plan]) -> None:
+        """Under the write lock: new vectors in, one transaction swaps SQLite, old vectors out."""
+        if not plans:
+            return
+        db = self._store.db
+        new_ids: list[str] = []
+        new_vectors: list[np.ndarray] = []
+        for plan in plans:
+            current = db.execute(
+                "SELECT version FROM documents WHERE namespace = ? AND doc_id = ?", [namespace, plan.doc.doc_id]
+            ).fetchone()
+            # Read again under the lock: another writer may have stored a version since the plan was made.
+            plan.fields["version"] = (current[0] if current else 0) + (plan.status == "content")
+            if plan.status == "content":
+                for chunk in plan.chunks:
+                    new_ids.append(chunk_id(namespace, plan.doc.doc_id, plan.fields["version"], chunk.ordinal))
+                    new_vectors.append(plan.vectors[chunk.text_hash])
+        if new_ids:
+            try:
+                self.vectors.add(namespace, new_ids, np.stack(new_vectors))
+            except StoreError:
+                self.vectors.delete(namespace, new_ids)
+                raise
+        try:
+            with self._store.transaction() as tx:
+                old_ids = [cid for plan in plans for cid in self._write_sql(tx, namespace, plan)]
+        except BaseException:
+            self.vectors.delete(namespace, new_ids)
+            raise
+        self.vectors.delete(namespace, old_ids)
+
+    def _write_sql(self, tx: sqlite_utils.Database, namespace: str, plan: _Plan) -> list[str]:
+        """Rewrite one document's rows inside the open transaction; returns the chunk ids it replaced."""
+        f = plan.fields
+        doc_id = plan.doc.doc_id
+        tokens = sum(c.tokens for c in plan.chunks)
+        tx.execute(
+            "INSERT INTO documents (namespace, doc_id, kind, title, source, content_hash, version, state, "
+            "chunk_count, tokens, project, tags, speaker, metadata, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 'ready', ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (namespace, doc_id) DO UPDATE SET kind = excluded.kind, title = excluded.title, "
+            "source = excluded.source, content_hash = excluded.content_hash, version = excluded.version, "
+            "chunk_count = excluded.chunk_count, tokens = excluded.tokens, project = excluded.project, "
+            "tags = excluded.tags, speaker = excluded.speaker, metadata = excluded.metadata, "
+            "created_at = excluded.created_at, updated_at = excluded.updated_at",
+            [namespace, doc_id, f["kind"], f["title"], f["source"], plan.doc.content_hash, f["version"],
+             len(plan.chunks), tokens, f["project"], f["tags"], f["speaker"], f["metadata"], f["created_at"],
+             f["updated_at"]],
+        )
+        if plan.status != "content":
+            return []
+        old = tx.execute(
+            "SELECT rowid, id, text_hash, created_at, updated_at FROM chunks WHERE namespace = ? AND doc_id = ?",
+            [namespace, doc_id],
+        ).fetchall()
+        # A chunk whose text is unchanged keeps its times: freshness follows the text, not the file.
+        kept = {text_hash: (created, updated) for _, _, text_hash, created, updated in old}
+        lexical.remove(tx, [r[0] for r in old])
+        tx.conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
+        fresh = (f["created_at"], f["updated_at"]) if plan.is_new else (f["updated_at"], f["updated_at"])
+        rows = []
+        for chunk in plan.chunks:
+            created, updated = kept.get(chunk.text_hash, fresh)
+            cursor = tx.execute(
+                "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, heading, text_hash, "
+                "tokens, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [chunk_id(namespace, doc_id, f["version"], chunk.ordinal), namespace, doc_id, f["version"],
+                 chunk.ordinal, chunk.text, chunk.heading, chunk.text_hash, chunk.tokens, created, updated],
+            )
+            rows.append((int(cursor.lastrowid or 0), namespace, chunk.terms))
+        lexical.index(tx, rows)
+        return [r[1] for r in old]
+
+    def delete(self, namespace: str, doc_ids: Sequence[str]) -> int:
+        """Remove documents from SQLite, the FTS index and Chroma; returns how many existed."""
+        with self._store.write_lock:
+            with self._store.transaction() as tx:
+                found = 0
+                old: list[tuple[int, str]] = []
+                for doc_id in doc_ids:
+                    found += tx.execute(
+                        "DELETE FROM documents WHERE namespace = ? AND doc_id = ?", [namespace, doc_id]
+                    ).rowcount
+                    old += tx.execute(
+                        "SELECT rowid, id FROM chunks WHERE namespace = ? AND doc_id = ?", [namespace, doc_id]
+                    ).fetchall()
+                lexical.remove(tx, [r[0] for r in old])
+                tx.conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
+            self.vectors.delete(namespace, [r[1] for r in old])
+        return found
+
+    def delete_namespace(self, namespace: str) -> int:
+        """Remove every document of a namespace and its vector collection; returns how many there were."""
+        with self._store.write_lock:
+            with self._store.transaction() as tx:
+                found = tx.execute("DELETE FROM documents WHERE namespace = ?", [namespace]).rowcount
+                tx.execute(
+                    "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE namespace = ?)",
+                    [namespace],
+                )
+                tx.execute("DELETE FROM chunks WHERE namespace = ?", [namespace])
+            self.vectors.drop(namespace)
+        return found

@@ -1,0 +1,100 @@
+"""Experience-tier fixtures: a real store under tmp_path, the session's real MiniLM, and a hand-moved clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from memory.config import Config
+from memory.embed import Embedder
+from memory.experience import ChunkInput, ExperienceMemory
+from memory.store import Store, open_store
+from memory.tokens import get_counter
+
+ENGLISH = {
+    "loader": "The CSV loader streams rows in batches of 500 and retries a failed batch twice before giving up.",
+    "deploy": "Deployments run on Fridays only after the staging smoke tests pass and the on-call engineer agrees.",
+    "cache": "The embedding cache lives in a SQLite file keyed by model name and the hash of each text.",
+    "garden": "Tomatoes need six hours of sun a day and deep watering twice a week in the summer months.",
+}
+CHINESE = {
+    "dumpling": "北方人过年习惯包饺子，饺子馅通常用猪肉和白菜，象征团圆和财富。",
+    "railway": "京沪高速铁路全长一千三百多公里，二零一一年开通运营，最高时速三百五十公里。",
+    "panda": "大熊猫主要生活在四川的山区竹林里，每天要吃十几公斤竹子。",
+    "tea": "龙井茶产于杭州西湖一带，是中国著名的绿茶，清明前采摘的明前茶最为珍贵。",
+}
+
+
+class HandClock:
+    """A Clock that stands still until the test moves it."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, days: float) -> None:
+        """Move time forward."""
+        self.now += timedelta(days=days)
+
+
+class CountingEncoder:
+    """The real embedder, counting how many document texts it was asked to embed."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self.identity = embedder.identity
+        self.embedded: list[str] = []
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed and remember the texts."""
+        self.embedded.extend(texts)
+        return self._embedder.encode_documents(texts)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """Embed a query (not counted)."""
+        return self._embedder.encode_query(text)
+
+
+@pytest.fixture()
+def clock() -> HandClock:
+    """Time starts at 2026-11-30 08:00:00 UTC."""
+    return HandClock(datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC))
+
+
+@pytest.fixture()
+def store(config: Config, embedder: Embedder) -> Iterator[Store]:
+    """A real SQLite + Chroma store in a fresh folder."""
+    opened = open_store(config, embedder.identity)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture()
+def encoder(embedder: Embedder) -> CountingEncoder:
+    """The session's MiniLM behind a counter."""
+    return CountingEncoder(embedder)
+
+
+@pytest.fixture()
+def experience(store: Store, encoder: CountingEncoder, config: Config, clock: HandClock) -> ExperienceMemory:
+    """Experience memory over the fresh store."""
+    return ExperienceMemory(store, encoder, get_counter(), config, clock)
+
+
+def add(experience: ExperienceMemory, namespace: str, doc_id: str, *texts: str, **fields: object) -> object:
+    """Store a document whose chunks are `texts`, hashed by their content."""
+    chunks = [ChunkInput(text=t, ordinal=i) for i, t in enumerate(texts)]
+    return experience.add_document(namespace, doc_id, chunks, content_hash="|".join(texts), **fields)  # type: ignore[arg-type]
+
+
+@pytest.fixture()
+def corpus(experience: ExperienceMemory) -> ExperienceMemory:
+    """Four English and four Chinese one-chunk documents in namespace `ns`."""
+    for doc_id, text in {**ENGLISH, **CHINESE}.items():
+        add(experience, "ns", doc_id, text)
+    return experience

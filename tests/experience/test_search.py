@@ -1,0 +1,141 @@
+"""Hybrid search end to end: both languages, filters, scores, freshness, duplicates, edge cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.experience import ExperienceMemory, MemoryTurn, SearchFilters
+from tests.experience.conftest import CHINESE, ENGLISH, HandClock, add
+
+
+@pytest.mark.parametrize(
+    ("query", "doc_id"),
+    [
+        ("How many times does the CSV loader retry a batch?", "loader"),
+        ("when do we deploy to production", "deploy"),
+        ("watering tomatoes", "garden"),
+        ("过年吃什么馅的饺子", "dumpling"),
+        ("京沪高铁的最高时速是多少", "railway"),
+        ("熊猫吃竹子", "panda"),
+        ("明前茶 龙井", "tea"),
+    ],
+)
+def test_the_right_chunk_comes_first_in_either_language(corpus: ExperienceMemory, query: str, doc_id: str) -> None:
+    hits = corpus.search(query, "ns", k=3)
+    assert hits[0].doc_id == doc_id
+    assert all(0.0 <= h.score <= 1.0 for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert hits[0].tier == "experience" and hits[0].tokens > 0 and hits[0].updated_at
+
+
+@pytest.mark.parametrize(
+    ("relevant", "unrelated"),
+    [("CSV loader retries failed batch", "quantum chromodynamics of gluons"), ("龙井绿茶", "量子色动力学胶子")],
+    ids=["en", "zh"],
+)
+def test_scores_say_how_relevant_not_just_which_is_first(
+    corpus: ExperienceMemory, relevant: str, unrelated: str
+) -> None:
+    good = corpus.search(relevant, "ns", k=1)[0].score
+    noise = corpus.search(unrelated, "ns", k=1)
+    assert good >= 0.4
+    assert not noise or noise[0].score < 0.3
+
+
+def test_explain_shows_each_retrievers_ranks(corpus: ExperienceMemory) -> None:
+    english = corpus.explain("embedding cache keyed by model", "ns", k=2)
+    assert english.dense[0].rank == 1 and english.lexical and english.results[0].doc_id == "cache"
+    assert english.cjk_share == 0.0 and english.dense_weight == pytest.approx(0.5)
+    chinese = corpus.explain("大熊猫生活在哪里", "ns", k=2)
+    # MiniLM barely reads Chinese: the all-Chinese query trusts the lexical side most.
+    assert chinese.cjk_share == 1.0 and chinese.lexical_weight > 0.8
+    why = chinese.results[0].why
+    assert why["lexical"]["rank"] == 1 and "fused" in why
+
+
+@pytest.mark.parametrize(
+    ("filters", "query", "expected"),
+    [
+        (SearchFilters(project="ops"), "loader deploy cache", {"deploy", "cache"}),
+        (SearchFilters(tags=("food",)), "饺子 龙井", {"dumpling", "tea"}),
+        (SearchFilters(tags=("food", "zh")), "饺子 龙井 loader", {"dumpling", "tea"}),
+        (SearchFilters(source="wiki"), "熊猫 铁路 loader", {"panda", "railway"}),
+        (SearchFilters(updated_from="2026-01-01"), "loader deploy 熊猫 饺子", {"deploy", "dumpling"}),
+        (SearchFilters(updated_to="2025-12-31T23:59:59Z"), "loader cache deploy 熊猫 龙井 铁路 饺子",
+         {"loader", "cache", "panda", "tea", "railway"}),
+        (SearchFilters(kind="memory"), "loader", set()),
+    ],
+)
+def test_filters_restrict_both_retrievers(
+    experience: ExperienceMemory, filters: SearchFilters, query: str, expected: set[str]
+) -> None:
+    fields: dict[str, dict[str, object]] = {
+        "loader": {"project": "etl", "updated_at": "2025-03-01T00:00:00Z"},
+        "deploy": {"project": "ops", "updated_at": "2026-03-01T00:00:00Z"},
+        "cache": {"project": "ops", "updated_at": "2024-03-01T00:00:00Z"},
+        "dumpling": {"tags": ("food", "zh"), "updated_at": "2026-02-01T00:00:00Z"},
+        "tea": {"tags": ("food", "zh"), "source": "blog", "updated_at": "2024-01-01T00:00:00Z"},
+        "panda": {"source": "wiki", "updated_at": "2025-01-01T00:00:00Z"},
+        "railway": {"source": "wiki", "tags": ("zh",), "updated_at": "2023-01-01T00:00:00Z"},
+    }
+    for doc_id, extra in fields.items():
+        add(experience, "ns", doc_id, {**ENGLISH, **CHINESE}[doc_id], **extra)
+    found = {h.doc_id for h in experience.search(query, "ns", k=10, filters=filters)}
+    # `expected` is exactly what passes the filter; the query names a term of each of them.
+    assert found == expected
+
+
+def test_an_empty_namespace_or_query_is_an_empty_result(corpus: ExperienceMemory) -> None:
+    assert corpus.search("loader", "nobody") == []
+    assert corpus.search("", "ns") == []
+    assert corpus.search("   ？！", "ns") == []
+    assert corpus.search("loader", "ns", k=0) == []
+
+
+def test_k_larger_than_the_store_returns_what_there_is(corpus: ExperienceMemory) -> None:
+    hits = corpus.search("loader tomatoes 饺子 熊猫 cache deploy 铁路 龙井", "ns", k=100)
+    assert len({h.id for h in hits}) == len(hits) == 8
+
+
+@pytest.mark.parametrize(
+    "query", ['"AND OR NOT *', "NEAR(loader, 2) col:x", "loader AND -deploy ^", "熊猫\" OR \"竹子"]
+)
+def test_query_syntax_characters_are_plain_text(corpus: ExperienceMemory, query: str) -> None:
+    corpus.search(query, "ns")
+
+
+def test_recency_ranks_the_newer_of_two_similar_memories_first_unless_asked_about_time(
+    experience: ExperienceMemory, clock: HandClock
+) -> None:
+    experience.add_memories("chat", [
+        MemoryTurn("My favourite editor is Vim for all my Python work.", speaker="Anna",
+                   timestamp="2021-01-10T09:00:00Z"),
+        MemoryTurn("My favourite editor is now VS Code for all my Python work.", speaker="Anna",
+                   timestamp="2026-11-01T09:00:00Z"),
+        MemoryTurn("我最喜欢的编辑器是记事本。", speaker="小王", timestamp="2020-01-01T09:00:00Z"),
+        MemoryTurn("我最喜欢的编辑器现在是记事本加加。", speaker="小王", timestamp="2026-10-01T09:00:00Z"),
+    ])
+    assert "VS Code" in experience.search("Which editor does Anna like?", "chat", k=1)[0].text
+    assert "记事本加加" in experience.search("小王最喜欢的编辑器", "chat", k=1)[0].text
+    temporal = experience.explain("Which editor did Anna like in 2021?", "chat", k=2)
+    assert temporal.temporal and all(r.why["recency"] == 1.0 for r in temporal.results)
+
+
+@pytest.mark.parametrize("text", [ENGLISH["cache"], CHINESE["tea"]], ids=["en", "zh"])
+def test_near_duplicates_sink_and_the_newest_copy_is_kept(
+    experience: ExperienceMemory, clock: HandClock, text: str
+) -> None:
+    add(experience, "ns", "old", text, updated_at="2024-01-01T00:00:00Z")
+    add(experience, "ns", "new", text + " ", updated_at="2026-01-01T00:00:00Z")
+    add(experience, "ns", "other", ENGLISH["garden"] + CHINESE["panda"])
+    hits = experience.search(text[:30], "ns", k=3)
+    assert hits[0].doc_id == "new"
+    old = next(h for h in hits if h.doc_id == "old")
+    assert old.why["duplicate_of"] == hits[0].id and old.score < hits[0].score
+
+
+def test_namespaces_never_see_each_other(experience: ExperienceMemory) -> None:
+    add(experience, "alice", "d", ENGLISH["loader"])
+    add(experience, "bob", "d", CHINESE["tea"])
+    assert {h.doc_id for h in experience.search("loader 龙井", "alice")} == {"d"}
+    assert all("龙井" not in h.text for h in experience.search("loader 龙井", "alice"))
