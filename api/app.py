@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from api.errors import error_response, install_error_handlers
-from api.routers import health
+from api.routers import documents, facts, health, memories, namespaces, recall, tasks
 from memory.auth import KeyRing
 from memory.config import Config
 from memory.metrics import Metrics
@@ -19,12 +22,26 @@ __all__ = ["create_app"]
 
 def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     """Build the app over `memory` (opened from `config` when not given)."""
+    opened = memory or Memory(config)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        stop = threading.Event()
+        purger = threading.Thread(target=_purge_until, args=(opened, stop), name="task-purge", daemon=True)
+        purger.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            purger.join(timeout=5)
+
     app = FastAPI(
         title="context-memory",
         version="1",
         description="Facts, experience and task memory for LLM agents, recalled inside a token budget.",
+        lifespan=lifespan,
     )
-    app.state.memory = memory or Memory(config)
+    app.state.memory = opened
     app.state.keyring = KeyRing(config.auth.keys)
     app.state.metrics = Metrics()
     install_error_handlers(app)
@@ -47,6 +64,12 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
         registry.latency.labels(path).observe(time.perf_counter() - started)
         return response
 
-    for module in (health,):
+    for module in (health, recall, facts, memories, documents, tasks, namespaces):
         app.include_router(module.router)
     return app
+
+
+def _purge_until(memory: Memory, stop: threading.Event, every_s: float = 60.0) -> None:
+    """Remove expired task items in the background (reads also skip them, so this only frees space)."""
+    while not stop.wait(every_s):
+        memory.tasks.purge_expired()

@@ -56,6 +56,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # Starlette's "error parsing the body": malformed JSON or form data
+            return error_response(422, "ValidationError",
+                                  "the request body could not be parsed; send UTF-8 JSON as described in API.md")
         name = _HTTP_NAMES.get(exc.status_code, "HTTPError")
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         return error_response(exc.status_code, name, detail)

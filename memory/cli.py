@@ -54,6 +54,96 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ingest(args: argparse.Namespace) -> int:
+    from ingest.cli import run_ingest
+    from memory.service import Memory
+
+    with Memory(_config(args)) as memory:
+        return run_ingest(memory, args.namespace, args.paths, project=args.project, tags=args.tag or ())
+
+
+def _recall(args: argparse.Namespace) -> int:
+    from memory.service import Memory
+
+    with Memory(_config(args)) as memory:
+        result = memory.recall(args.query, args.budget, args.namespace, task_id=args.task,
+                               min_score=args.min_score)
+    if args.json:
+        from api.schemas.recall import RecallPublic
+
+        print(RecallPublic.of(result).model_dump_json(indent=2))
+    else:
+        print(result.rendered, end="")
+        print(f"-- {result.used_tokens}/{result.budget} tokens, {len(result.items)} items", file=sys.stderr)
+        for warning in result.warnings:
+            print(f"-- {warning}", file=sys.stderr)
+    return 0
+
+
+def _pin(args: argparse.Namespace) -> int:
+    from memory.service import Memory
+
+    with Memory(_config(args)) as memory:
+        change = memory.facts.pin(args.namespace, text=args.text)
+    for fact in change.stored:
+        print(f"pinned {fact.id}  {fact.key} = {fact.value}")
+    for fact in change.superseded:
+        print(f"superseded {fact.id} (version {fact.version})")
+    return 0
+
+
+def _facts(args: argparse.Namespace) -> int:
+    from memory.service import Memory
+
+    with Memory(_config(args)) as memory:
+        facts = memory.facts.list(args.namespace)
+    if args.json:
+        print(json.dumps([asdict(f) for f in facts], ensure_ascii=False, indent=2))
+    for fact in [] if args.json else facts:
+        print(f"{'*' if fact.pinned else ' '} {fact.id}  v{fact.version}  [{fact.kind}] {fact.key} = {fact.value}")
+    if not facts and not args.json:
+        print(f"no facts in namespace {args.namespace!r}")
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    from memory.service import Memory
+
+    with Memory(_config(args)) as memory:
+        found = memory.experience.explain(args.query, args.namespace, args.k)
+    print(f"query terms: {' '.join(found.terms)}  (CJK share {found.cjk_share:.2f}, temporal {found.temporal}, "
+          f"weights dense {found.dense_weight:.2f} / lexical {found.lexical_weight:.2f})")
+    dense = {h.chunk_id: h for h in found.dense}
+    lexical = {h.chunk_id: h for h in found.lexical}
+    for rank, snippet in enumerate(found.results, 1):
+        d, lx = dense.get(snippet.id), lexical.get(snippet.id)
+        where = (f"dense #{d.rank} {d.score:.3f}" if d else "dense -") + "  " + (
+            f"bm25 #{lx.rank} {lx.score:.3f}" if lx else "bm25 -")
+        print(f"{rank:>3}. {snippet.score:.3f}  [{where}]  {snippet.doc_id}: {snippet.text[:100]!r}")
+    return 0
+
+
+def _reembed(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from memory.embedding import default_model, load_embedder
+    from memory.reembed import chunk_count, reembed
+
+    config = _config(args)
+    backend = args.backend or config.embedding.backend
+    model = args.model or (config.embedding.model if backend == config.embedding.backend else default_model(backend))
+    embedder = load_embedder(config.replace("embedding", backend=backend, model=model).embedding)
+    with tqdm(total=chunk_count(config), unit="chunk", desc="re-embedding", file=sys.stderr) as bar:
+        report = reembed(config, embedder, progress=lambda done, total: bar.update(done))
+    before, after = report.previous, report.current
+    print(f"re-embedded {report.chunks} chunks of {report.namespaces} namespaces: "
+          f"{before.embedding_backend}/{before.embedding_model} ({before.dimension}) -> "
+          f"{after.embedding_backend}/{after.embedding_model} ({after.dimension})")
+    print(f'open the store with [embedding] backend = "{after.embedding_backend}" and '
+          f'model = "{after.embedding_model}" from now on')
+    return 0
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="TOML file with any subset of the settings in config.toml")
     parser.add_argument("--data", metavar="DIR", help="keep the whole store (SQLite + Chroma) in DIR")
@@ -61,6 +151,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand and its help."""
+    from memory.embedding import BACKENDS
+
     parser = argparse.ArgumentParser(
         prog="memory", description="Context memory for LLM agents: facts, experience and task memory."
     )
@@ -68,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands: list[tuple[str, str, Callable[[argparse.Namespace], int]]] = [
         ("serve", "start the REST service (127.0.0.1:8000 unless configured)", _serve),
         ("stats", "show the model, the store location and record counts", _stats),
+        ("ingest", "ingest files and folders (.txt .md .html .pdf .json .jsonl) into experience memory", _ingest),
+        ("recall", "print the context block recall would give an agent for QUERY", _recall),
+        ("pin", "pin a constraint so every recall includes it", _pin),
+        ("facts", "list the facts in force in a namespace (* = pinned)", _facts),
+        ("search", "search experience memory, showing each retriever's rank and score", _search),
+        ("reembed", ("re-encode every stored chunk with another embedding backend or model, then switch the "
+                     "store to it (stop the service first)"), _reembed),
     ]
     for name, help_text, handler in commands:
         p = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
@@ -76,8 +175,29 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "serve":
             p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
             p.add_argument("--port", type=int, help="port to listen on (default 8000)")
-        if name == "stats":
+        if name in ("stats", "recall", "facts"):
             p.add_argument("--json", action="store_true", help="print JSON")
+        if name in ("ingest", "recall", "pin", "facts", "search"):
+            p.add_argument("--namespace", "-n", default="default", help="namespace to use (default: default)")
+        if name == "ingest":
+            p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to ingest")
+            p.add_argument("--project", help="project to tag the documents with")
+            p.add_argument("--tag", action="append", help="tag to add (repeatable)")
+        if name in ("recall", "search"):
+            p.add_argument("query", metavar="QUERY", help="the question")
+        if name == "recall":
+            p.add_argument("--budget", type=int, default=1000, help="tokens the agent can spare (default 1000)")
+            p.add_argument("--task", help="task id whose scratch items to include")
+            p.add_argument("--min-score", type=float, help="relevance threshold 0..1 (default from config)")
+        if name == "search":
+            p.add_argument("-k", type=int, default=10, help="results to show (default 10)")
+        if name == "reembed":
+            p.add_argument("--backend", choices=tuple(BACKENDS),
+                           help="embedding backend to switch to (default: the configured one)")
+            p.add_argument("--model", help="model of that backend (default: the configured model for the "
+                                           "configured backend, else the backend's default model)")
+        if name == "pin":
+            p.add_argument("text", metavar="TEXT", help="the constraint, e.g. 'never use Python 2 syntax'")
     return parser
 
 

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memory.clock import Clock, utc_now
+from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
 from memory.embed import Embedder, load_embedder
+from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
+from memory.facts.memory import FactMemory
+from memory.facts.rules import load_rules
+from memory.recall.engine import Recaller
+from memory.recall.model import RecallResult
+from memory.task import TaskMemory
+from memory.namespaces import check_namespace
 from memory.store import Store, open_store
 from memory.tokens import TokenCounter, get_counter
 
@@ -36,6 +44,38 @@ class Memory:
         self.counter: TokenCounter = get_counter(config.tokenizer.encoding)
         self.embedder: Embedder = embedder or load_embedder(config.embedding)
         self.store: Store = open_store(config, self.embedder.identity)
+        self.facts = FactMemory(self.store, load_rules(*config.facts.extra_rules), self.counter, config.facts, clock)
+        self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock)
+        self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock)
+        self.experience.repair()
+        self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
+
+    def recall(self, query: str, budget: int, namespace: str, task_id: str | None = None,
+               filters: Mapping[str, Any] | None = None, min_score: float | None = None) -> RecallResult:
+        """What the agent must know this turn, inside `budget` cl100k tokens (see memory.recall.engine)."""
+        return self._recaller.recall(query, budget, namespace, task_id, filters, min_score)
+
+    def remember(self, namespace: str, turns: Sequence[MemoryTurn]) -> tuple[list[DocumentResult], int]:
+        """Store conversation turns as experiences; turns by configured speakers are also scanned for facts."""
+        check_namespace(namespace)
+        timed = [replace(t, timestamp=to_iso(parse_iso(t.timestamp, f"messages[{i}].timestamp")))
+                 if t.timestamp else t for i, t in enumerate(turns)]
+        results = self.experience.add_memories(namespace, timed)
+        speakers = {s.lower() for s in self.config.facts.extract_from_speakers}
+        facts = 0
+        for turn in timed:
+            if turn.speaker and turn.speaker.lower() in speakers:
+                facts += len(self.facts.observe(namespace, turn.text, source=f"memory from {turn.speaker}").stored)
+        return results, facts
+
+    def delete_namespace(self, namespace: str) -> dict[str, int]:
+        """Forget everything of a namespace: facts, task items, documents, memories and vectors."""
+        check_namespace(namespace)
+        return {
+            "facts": self.facts.delete_namespace(namespace),
+            "task_items": self.tasks.delete_namespace(namespace),
+            "documents": self.experience.delete_namespace(namespace),
+        }
 
     def health(self) -> Health:
         """Model, store location and counts."""

@@ -1,0 +1,101 @@
+"""/v1/documents: ingest (JSON text or a multipart file upload), list, show, delete."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from pydantic import ValidationError as PydanticValidationError
+from starlette.concurrency import run_in_threadpool
+
+from api.deps import AccessDep, MemoryDep
+from api.limits import check_length
+from api.schemas.experience import DocumentCreate, DocumentListPublic, DocumentPublic, DocumentResultPublic
+from ingest.loaders import SUPPORTED_SUFFIXES
+from ingest.pipeline import ingest_file, ingest_text
+from memory.errors import ValidationError
+
+router = APIRouter(prefix="/v1/documents", tags=["documents"])
+
+_UPLOAD_DOC = {
+    "requestBody": {
+        "content": {
+            "application/json": {"schema": DocumentCreate.model_json_schema()},
+            "multipart/form-data": {"schema": {
+                "type": "object", "required": ["namespace", "file"],
+                "properties": {"namespace": {"type": "string"}, "file": {"type": "string", "format": "binary"},
+                               "doc_id": {"type": "string"}, "project": {"type": "string"}},
+            }},
+        },
+        "required": True,
+    }
+}
+
+
+@router.post("", response_model=DocumentResultPublic, openapi_extra=_UPLOAD_DOC)
+async def add_document(request: Request, memory: MemoryDep, access: AccessDep) -> DocumentResultPublic:
+    """Ingest a document: created, updated (its chunks replaced as a unit) or unchanged."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "multipart/form-data":
+        return await _upload(request, memory, access)
+    try:
+        body = DocumentCreate.model_validate(json.loads(await request.body()))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ValidationError("the body must be JSON (or a multipart/form-data file upload)") from None
+    except PydanticValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        raise ValidationError(f"invalid request: {where}: {first['msg']}") from None
+    namespace = access.namespace(body.namespace)
+    check_length(body.text, memory.config.limits.max_text_chars, "text", "limits.max_text_chars")
+    result = await run_in_threadpool(
+        ingest_text, memory, namespace, body.text, title=body.title, source=body.source, doc_id=body.doc_id,
+        updated_at=body.updated_at, metadata=body.metadata, project=body.project, tags=tuple(body.tags))
+    return DocumentResultPublic(doc_id=result.doc_id, chunks=result.chunks, status=result.status)
+
+
+async def _upload(request: Request, memory: Any, access: Any) -> DocumentResultPublic:
+    form = await request.form()
+    namespace = access.namespace(form.get("namespace"))
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        raise ValidationError("a multipart upload needs a 'file' part holding the document")
+    name = Path(upload.filename or "upload.txt").name
+    suffix = Path(name).suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise ValidationError(f"file type {suffix or '(none)'} is not supported; send one of "
+                              f"{', '.join(sorted(SUPPORTED_SUFFIXES))}")
+    doc_id = form.get("doc_id")
+    project = form.get("project")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(await upload.read())
+        results = await run_in_threadpool(
+            ingest_file, memory, namespace, path, source=name,
+            doc_id=doc_id if isinstance(doc_id, str) and doc_id else None,
+            project=project if isinstance(project, str) and project else None)
+    first = results[0]
+    return DocumentResultPublic(doc_id=first.doc_id, chunks=sum(r.chunks for r in results), status=first.status)
+
+
+@router.get("", response_model=DocumentListPublic)
+def list_documents(memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> DocumentListPublic:
+    """Documents and memories of a namespace, newest first."""
+    docs = memory.experience.list_documents(access.namespace(namespace))
+    return DocumentListPublic(documents=[DocumentPublic.of(d) for d in docs])
+
+
+@router.get("/{doc_id}", response_model=DocumentPublic)
+def get_document(doc_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> DocumentPublic:
+    """One document's record."""
+    return DocumentPublic.of(memory.experience.get_document(access.namespace(namespace), doc_id))
+
+
+@router.delete("/{doc_id}")
+def delete_document(doc_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> dict[str, str]:
+    """Remove a document everywhere: SQLite, the lexical index and the vectors."""
+    memory.experience.delete_document(access.namespace(namespace), doc_id)
+    return {"deleted": doc_id}

@@ -1,0 +1,15 @@
+"""/v1/namespaces/{namespace}: forget a whole namespace."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.deps import AccessDep, MemoryDep
+
+router = APIRouter(prefix="/v1/namespaces", tags=["namespaces"])
+
+
+@router.delete("/{namespace}")
+def delete_namespace(namespace: str, memory: MemoryDep, access: AccessDep) -> dict[str, int]:
+    """Delete every fact, task item, document and vector of the namespace."""
+    return memory.delete_namespace(access.namespace(namespace))

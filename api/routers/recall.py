@@ -1,0 +1,25 @@
+"""/v1/recall: the per-turn call."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.deps import AccessDep, MemoryDep, MetricsDep
+from api.limits import check_length
+from api.schemas.recall import RecallPublic, RecallRequest
+
+router = APIRouter(prefix="/v1", tags=["recall"])
+
+
+@router.post("/recall", response_model=RecallPublic)
+def recall(body: RecallRequest, memory: MemoryDep, access: AccessDep, metrics: MetricsDep) -> RecallPublic:
+    """What the agent must know this turn: pinned facts, task items, experience, inside `budget` tokens."""
+    namespace = access.namespace(body.namespace)
+    check_length(body.query, memory.config.limits.max_query_chars, "query", "limits.max_query_chars")
+    budget = memory.config.recall.default_budget if body.budget is None else body.budget
+    result = memory.recall(body.query, budget, namespace, body.task_id, body.filters, body.min_score)
+    for item in result.items:
+        metrics.tokens.labels(item.snippet.tier).inc(item.tokens)
+    for reason in ("below_threshold", "over_budget", "duplicate"):
+        metrics.omitted.labels(reason).inc(getattr(result.omitted, reason))
+    return RecallPublic.of(result)

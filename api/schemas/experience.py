@@ -1,0 +1,93 @@
+"""Request and response bodies of /v1/memories and /v1/documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.experience import DocumentInfo
+
+__all__ = ["MessageIn", "MemoriesCreate", "MemoriesPublic", "DocumentCreate", "DocumentResultPublic",
+           "DocumentPublic", "DocumentListPublic"]
+
+
+class MessageIn(BaseModel):
+    """One conversation turn or other short experience."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(min_length=1)
+    speaker: str | None = Field(default=None, max_length=200)
+    timestamp: str | None = Field(default=None, description="ISO 8601; the time the turn happened")
+    metadata: dict[str, Any] = {}
+    project: str | None = None
+    tags: list[str] = []
+
+
+class MemoriesCreate(BaseModel):
+    """Turns to store as experiences."""
+
+    model_config = ConfigDict(extra="forbid")
+    namespace: str
+    messages: list[MessageIn] = Field(min_length=1)
+
+
+class MemoriesPublic(BaseModel):
+    """How many turns were stored, their ids, and how many facts the user's turns yielded."""
+
+    stored: int
+    ids: list[str]
+    facts: int = 0
+
+
+class DocumentCreate(BaseModel):
+    """A document given as text."""
+
+    model_config = ConfigDict(extra="forbid")
+    namespace: str
+    text: str = Field(min_length=1)
+    title: str | None = Field(default=None, max_length=500)
+    source: str | None = Field(default=None, max_length=2000)
+    doc_id: str | None = Field(default=None, min_length=1, max_length=200)
+    updated_at: str | None = None
+    metadata: dict[str, Any] = {}
+    project: str | None = None
+    tags: list[str] = []
+
+
+class DocumentResultPublic(BaseModel):
+    """What an ingest did."""
+
+    doc_id: str
+    chunks: int
+    status: str
+
+
+class DocumentPublic(BaseModel):
+    """A stored document or memory."""
+
+    doc_id: str
+    kind: str
+    title: str | None
+    source: str | None
+    version: int
+    chunks: int
+    tokens: int
+    project: str | None
+    tags: list[str]
+    metadata: dict[str, Any]
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, info: DocumentInfo) -> DocumentPublic:
+        """From a library record."""
+        return cls(doc_id=info.doc_id, kind=info.kind, title=info.title, source=info.source, version=info.version,
+                   chunks=info.chunks, tokens=info.tokens, project=info.project, tags=list(info.tags),
+                   metadata=dict(info.metadata), created_at=info.created_at, updated_at=info.updated_at)
+
+
+class DocumentListPublic(BaseModel):
+    """Documents of a namespace."""
+
+    documents: list[DocumentPublic]

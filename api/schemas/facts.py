@@ -1,0 +1,86 @@
+"""Request and response bodies of /v1/facts."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.facts.records import FactChange, FactRecord
+
+__all__ = ["FactObserve", "FactPin", "FactPublic", "IgnoredPublic", "FactChangePublic", "FactListPublic"]
+
+
+class FactObserve(BaseModel):
+    """A user message to scan for facts."""
+
+    model_config = ConfigDict(extra="forbid")
+    namespace: str
+    text: str = Field(min_length=1)
+    scope: str = "global"
+    source: str | None = Field(default=None, max_length=500)
+
+
+class FactPin(BaseModel):
+    """A constraint to pin: free text, or an explicit key and value."""
+
+    model_config = ConfigDict(extra="forbid")
+    namespace: str
+    text: str | None = None
+    key: str | None = Field(default=None, max_length=200)
+    value: str | None = None
+    scope: str = "global"
+    source: str | None = Field(default=None, max_length=500)
+
+
+class FactPublic(BaseModel):
+    """One version of a fact."""
+
+    id: str
+    key: str
+    value: str
+    kind: str
+    text: str
+    pinned: bool
+    version: int
+    scope: str
+    created_at: str
+    updated_at: str
+    superseded_at: str | None
+    superseded_by: str | None
+    source: str | None
+    rule: str | None
+
+    @classmethod
+    def of(cls, record: FactRecord) -> FactPublic:
+        """From a library record."""
+        fields = {name: getattr(record, name) for name in cls.model_fields}
+        return cls(**fields)
+
+
+class IgnoredPublic(BaseModel):
+    """A clause that was not stored, and why."""
+
+    text: str
+    reason: str
+
+
+class FactChangePublic(BaseModel):
+    """What a write stored, superseded and ignored."""
+
+    stored: list[FactPublic]
+    superseded: list[FactPublic]
+    ignored: list[IgnoredPublic]
+
+    @classmethod
+    def of(cls, change: FactChange) -> FactChangePublic:
+        """From a library change."""
+        return cls(
+            stored=[FactPublic.of(r) for r in change.stored],
+            superseded=[FactPublic.of(r) for r in change.superseded],
+            ignored=[IgnoredPublic(text=t, reason=r) for t, r in change.ignored],
+        )
+
+
+class FactListPublic(BaseModel):
+    """Facts (current ones, or one key's history)."""
+
+    facts: list[FactPublic]

@@ -1,0 +1,94 @@
+"""Request and response bodies of /v1/tasks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.task import AddedItem, Page, TaskItem
+
+__all__ = ["TaskItemCreate", "TaskItemAdded", "TaskItemPublic", "TaskItemList", "TaskPage", "PromoteRequest"]
+
+
+class TaskItemCreate(BaseModel):
+    """A scratch item for a task."""
+
+    model_config = ConfigDict(extra="forbid")
+    namespace: str
+    kind: str
+    text: str = Field(min_length=1)
+    ephemeral: bool = False
+    ttl_s: int | None = Field(default=None, gt=0)
+    parent_task_id: str | None = None
+    metadata: dict[str, Any] = {}
+
+
+class TaskItemAdded(BaseModel):
+    """The new item's key; `offloaded` when recall will show only its head."""
+
+    key: str
+    offloaded: bool
+    tokens: int
+    expires_at: str
+
+    @classmethod
+    def of(cls, added: AddedItem) -> TaskItemAdded:
+        """From a library result."""
+        return cls(key=added.key, offloaded=added.offloaded, tokens=added.tokens, expires_at=added.expires_at)
+
+
+class TaskItemPublic(BaseModel):
+    """A stored item."""
+
+    key: str
+    task_id: str
+    kind: str
+    text: str
+    tokens: int
+    created_at: str
+    expires_at: str
+    ephemeral: bool
+    offloaded: bool
+    parent_task_id: str | None
+    metadata: dict[str, Any]
+
+    @classmethod
+    def of(cls, item: TaskItem) -> TaskItemPublic:
+        """From a library record."""
+        return cls(key=item.key, task_id=item.task_id, kind=item.kind, text=item.text, tokens=item.tokens,
+                   created_at=item.created_at, expires_at=item.expires_at, ephemeral=item.ephemeral,
+                   offloaded=item.offloaded, parent_task_id=item.parent_task_id, metadata=dict(item.metadata))
+
+
+class TaskItemList(BaseModel):
+    """A task's live items, oldest first."""
+
+    items: list[TaskItemPublic]
+
+
+class TaskPage(BaseModel):
+    """An item's full text, or one token-sized page of it."""
+
+    key: str
+    text: str
+    page: int
+    pages: int
+    tokens: int
+    total_tokens: int
+
+    @classmethod
+    def of(cls, page: Page) -> TaskPage:
+        """From a library page."""
+        return cls(key=page.key, text=page.text, page=page.page, pages=page.pages, tokens=page.tokens,
+                   total_tokens=page.total_tokens)
+
+
+class PromoteRequest(BaseModel):
+    """Items to copy into experience memory."""
+
+    model_config = ConfigDict(extra="forbid")
+    namespace: str
+    keys: list[str] = Field(min_length=1)
+    project: str | None = None
+    tags: list[str] = []

@@ -1,0 +1,87 @@
+"""recall(query, budget): gather candidates from the three tiers, then pack them into the budget."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memory.clock import Clock
+from memory.config import Config
+from memory.errors import ValidationError
+from memory.experience import ExperienceMemory, SearchFilters
+from memory.experience.analyze import query_terms
+from memory.facts.memory import FactMemory
+from memory.namespaces import check_namespace
+from memory.recall.model import RecallResult
+from memory.recall.pack import pack
+from memory.task import TaskMemory
+from memory.tokens import TokenCounter
+
+__all__ = ["Recaller", "parse_filters"]
+
+_FILTER_KEYS = ("project", "tags", "source", "kind", "updated_from", "updated_to")
+
+
+def parse_filters(filters: Mapping[str, Any] | SearchFilters | None) -> SearchFilters:
+    """SearchFilters from a mapping of project / tags / source / kind / updated_from / updated_to."""
+    if filters is None:
+        return SearchFilters()
+    if isinstance(filters, SearchFilters):
+        return filters
+    unknown = sorted(set(filters) - set(_FILTER_KEYS))
+    if unknown:
+        raise ValidationError(f"unknown filter {', '.join(unknown)}; filters accept {', '.join(_FILTER_KEYS)}")
+    values = dict(filters)
+    tags = values.get("tags") or ()
+    if isinstance(tags, str):
+        tags = (tags,)
+    if not all(isinstance(t, str) for t in tags):
+        raise ValidationError(f"filters.tags must be a list of strings, got {tags!r}")
+    for name in ("project", "source", "kind", "updated_from", "updated_to"):
+        if values.get(name) is not None and not isinstance(values[name], str):
+            raise ValidationError(f"filters.{name} must be a string, got {values[name]!r}")
+    if values.get("kind") not in (None, "document", "memory"):
+        raise ValidationError(f"filters.kind must be 'document' or 'memory', got {values['kind']!r}")
+    return SearchFilters(
+        project=values.get("project"), tags=tuple(tags), source=values.get("source"), kind=values.get("kind"),
+        updated_from=values.get("updated_from"), updated_to=values.get("updated_to"),
+    )
+
+
+class Recaller:
+    """Asks each tier for candidates and packs the best into the token budget."""
+
+    def __init__(self, facts: FactMemory, tasks: TaskMemory, experience: ExperienceMemory, counter: TokenCounter,
+                 config: Config, clock: Clock) -> None:
+        self._facts = facts
+        self._tasks = tasks
+        self._experience = experience
+        self._counter = counter
+        self._config = config
+        self._clock = clock
+
+    def recall(self, query: str, budget: int, namespace: str, task_id: str | None = None,
+               filters: Mapping[str, Any] | SearchFilters | None = None,
+               min_score: float | None = None) -> RecallResult:
+        """The context block for one agent turn: pinned facts, task items and experience that fit `budget`."""
+        check_namespace(namespace)
+        if not isinstance(query, str):
+            raise ValidationError(f"query must be a string, got {type(query).__name__}")
+        limit = self._config.limits.max_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= limit:
+            raise ValidationError(f"budget must be a whole number of tokens from 0 to {limit:,}, got {budget!r}")
+        search_filters = parse_filters(filters)
+        scopes = ["global"]
+        if search_filters.project:
+            scopes.append(f"project:{search_filters.project}")
+        if task_id:
+            scopes.append(f"session:{task_id}")
+        candidates = list(self._facts.snippets(namespace, query, tuple(scopes)))
+        if task_id:
+            candidates.extend(self._tasks.snippets(namespace, task_id, query_terms(query)))
+        if query.strip():
+            # Enough experience candidates to fill the budget with short turns, bounded for latency.
+            k = max(10, min(100, budget // 20))
+            candidates.extend(self._experience.search(query, namespace, k, search_filters))
+        return pack(candidates, budget, self._config.recall, self._counter, min_score=min_score,
+                    now=self._clock())
