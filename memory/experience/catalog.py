@@ -79,7 +79,8 @@ def chunk_rows(
             "SELECT c.rowid, c.id, c.doc_id, c.ordinal, c.text, c.heading, c.tokens, c.updated_at, d.title, d.source, "
             "d.speaker, d.kind, d.metadata FROM chunks c "
             "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
-            f"WHERE c.namespace = ? AND c.id IN ({','.join('?' * len(part))}) AND {where}",
+            # The unary + keeps SQLite on the id index (else it may scan the namespace's whole updated_at index).
+            f"WHERE +c.namespace = ? AND c.id IN ({','.join('?' * len(part))}) AND {where}",
             [namespace, *part, *params],
         ).fetchall()
         out.update((r[1], ChunkRow(*r)) for r in rows)

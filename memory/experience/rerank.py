@@ -1,4 +1,10 @@
-"""Model-free reranking of fused candidates: query-term coverage, recency, newer-first, near-duplicate suppression."""
+"""Model-free reranking of fused candidates: query-term coverage, recency, newer-first, near-duplicate suppression.
+
+Measured: blending in query-IDF coverage (coverage_weight) did not help SciFact (0.1: +0.000, 0.3: -0.005
+nDCG@10), nor did term-bigram proximity or pseudo-relevance feedback, so coverage is off by default and the
+others were not kept. Recency, newer-first and duplicates leave both benchmarks unchanged (one timestamp, no
+copies there); they exist for conversation memories and re-ingested documents, and tests pin them down.
+"""
 
 from __future__ import annotations
 
