@@ -79,6 +79,8 @@ class Embedder(ABC):
         """Unit-length rows for `texts`, one per text, in order (called under the embedder's lock)."""
 
     def _run(self, texts: list[str], role: Role) -> np.ndarray:
+        # A lone surrogate (legal in a JSON string) crashes every model tokenizer; it carries no text anyway.
+        texts = [t if t.isascii() else t.encode("utf-8", "replace").decode("utf-8") for t in texts]
         with self._lock:
             vectors = np.asarray(self._encode(texts, role), dtype=np.float32)
         if vectors.shape != (len(texts), self.dimension):

