@@ -16,7 +16,7 @@ from api.limits import check_length
 from api.schemas.experience import DocumentCreate, DocumentListPublic, DocumentPublic, DocumentResultPublic
 from ingest.loaders import SUPPORTED_SUFFIXES
 from ingest.pipeline import ingest_file, ingest_text
-from memory.errors import ValidationError
+from memory.errors import MemoryError_, ValidationError
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
 
@@ -73,10 +73,14 @@ async def _upload(request: Request, memory: Any, access: Any) -> DocumentResultP
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / name
         path.write_bytes(await upload.read())
-        results = await run_in_threadpool(
-            ingest_file, memory, namespace, path, source=name,
-            doc_id=doc_id if isinstance(doc_id, str) and doc_id else None,
-            project=project if isinstance(project, str) and project else None)
+        try:
+            results = await run_in_threadpool(
+                ingest_file, memory, namespace, path, source=name,
+                doc_id=doc_id if isinstance(doc_id, str) and doc_id else None,
+                project=project if isinstance(project, str) and project else None)
+        except MemoryError_ as exc:
+            # The loaders name the file by path; the caller knows it by the name it uploaded.
+            raise type(exc)(str(exc).replace(str(path), name)) from None
     first = results[0]
     return DocumentResultPublic(doc_id=first.doc_id, chunks=sum(r.chunks for r in results), status=first.status)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import sqlite_utils
 
-from memory.experience.analyze import terms as analyse
+from memory.text.analyze import terms as analyse
 from memory.experience.catalog import ChunkRow
 from memory.experience.filters import filter_sql
 from memory.experience.model import RetrieverHit, SearchFilters

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from memory.clock import Clock
 from memory.config import RetrievalConfig
 from memory.experience import catalog, lexical
-from memory.experience.analyze import cjk_share, query_terms
+from memory.text.analyze import cjk_share, query_terms
 from memory.experience.catalog import ChunkRow
 from memory.experience.dense import VectorIndex
 from memory.experience.freshness import asks_about_time

@@ -15,7 +15,7 @@ from memory.facts.records import FactChange, FactRecord, FactRecords
 from memory.facts.rules import RuleSet
 from memory.recall.model import Snippet
 from memory.store import Store
-from memory.experience.analyze import terms
+from memory.text import terms
 from memory.tokens import TokenCounter
 
 __all__ = ["FactMemory", "check_scope"]

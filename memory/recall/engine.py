@@ -9,7 +9,7 @@ from memory.clock import Clock
 from memory.config import Config
 from memory.errors import ValidationError
 from memory.experience import ExperienceMemory, SearchFilters
-from memory.experience.analyze import query_terms
+from memory.text import query_terms
 from memory.facts.memory import FactMemory
 from memory.namespaces import check_namespace
 from memory.recall.model import RecallResult

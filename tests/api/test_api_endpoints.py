@@ -57,6 +57,9 @@ def test_document_upload_multipart(client: TestClient) -> None:
     assert result["status"] == "created" and result["chunks"] == 1
     bad = client.post("/v1/documents", files={"file": ("x.exe", b"MZ\x00")}, data={"namespace": "u1"})
     assert bad.status_code == 422 and "not supported" in bad.json()["detail"]
+    binary = client.post("/v1/documents", files={"file": ("notes.txt", b"\xff\xfe\x00bad")}, data={"namespace": "u1"})
+    assert binary.status_code == 422
+    assert binary.json()["detail"].startswith("notes.txt is not UTF-8 text")
 
 
 def test_memories_then_recall_returns_turn_with_metadata(client: TestClient) -> None:

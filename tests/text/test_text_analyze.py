@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.experience.analyze import cjk_share, has_cjk, query_terms, terms
-from memory.experience.porter import porter_stem
+from memory.text.analyze import cjk_share, has_cjk, query_terms, terms
+from memory.text.porter import porter_stem
 
 
 @pytest.mark.parametrize(

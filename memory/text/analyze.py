@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from memory.experience.porter import porter_stem
+from memory.text.porter import porter_stem
 
 __all__ = ["cjk_share", "has_cjk", "query_terms", "terms"]
 
