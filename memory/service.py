@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.clock import Clock, parse_iso, to_iso, utc_now
+from memory.clock import Clock, utc_now
 from memory.config import Config
 from memory.embed import Embedder, load_embedder
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules
+from memory.namespaces import check_namespace
 from memory.recall.engine import Recaller
 from memory.recall.model import RecallResult
-from memory.task import TaskMemory
-from memory.namespaces import check_namespace
 from memory.store import Store, open_store
+from memory.task import TaskMemory
 from memory.tokens import TokenCounter, get_counter
 
 __all__ = ["Memory", "Health"]
@@ -57,13 +57,10 @@ class Memory:
 
     def remember(self, namespace: str, turns: Sequence[MemoryTurn]) -> tuple[list[DocumentResult], int]:
         """Store conversation turns as experiences; turns by configured speakers are also scanned for facts."""
-        check_namespace(namespace)
-        timed = [replace(t, timestamp=to_iso(parse_iso(t.timestamp, f"messages[{i}].timestamp")))
-                 if t.timestamp else t for i, t in enumerate(turns)]
-        results = self.experience.add_memories(namespace, timed)
+        results = self.experience.add_memories(namespace, turns)
         speakers = {s.lower() for s in self.config.facts.extract_from_speakers}
         facts = 0
-        for turn in timed:
+        for turn in turns:
             if turn.speaker and turn.speaker.lower() in speakers:
                 facts += len(self.facts.observe(namespace, turn.text, source=f"memory from {turn.speaker}").stored)
         return results, facts

@@ -13,7 +13,12 @@ from starlette.concurrency import run_in_threadpool
 
 from api.deps import AccessDep, MemoryDep
 from api.limits import check_length
-from api.schemas.experience import DocumentCreate, DocumentListPublic, DocumentPublic, DocumentResultPublic
+from api.schemas.experience import (
+    DocumentCreate,
+    DocumentListPublic,
+    DocumentPublic,
+    DocumentResultPublic,
+)
 from ingest.loaders import SUPPORTED_SUFFIXES
 from ingest.pipeline import ingest_file, ingest_text
 from memory.errors import MemoryError_, ValidationError

@@ -6,7 +6,13 @@ from fastapi import APIRouter, Query
 
 from api.deps import AccessDep, MemoryDep
 from api.limits import check_length
-from api.schemas.facts import FactChangePublic, FactListPublic, FactObserve, FactPin, FactPublic
+from api.schemas.facts import (
+    FactChangePublic,
+    FactListPublic,
+    FactObserve,
+    FactPin,
+    FactPublic,
+)
 
 router = APIRouter(prefix="/v1/facts", tags=["facts"])
 

@@ -7,7 +7,14 @@ from fastapi import APIRouter, Query
 from api.deps import AccessDep, MemoryDep
 from api.limits import check_length
 from api.schemas.experience import DocumentResultPublic
-from api.schemas.tasks import PromoteRequest, TaskItemAdded, TaskItemCreate, TaskItemList, TaskItemPublic, TaskPage
+from api.schemas.tasks import (
+    PromoteRequest,
+    TaskItemAdded,
+    TaskItemCreate,
+    TaskItemList,
+    TaskItemPublic,
+    TaskPage,
+)
 from ingest.pipeline import promote
 
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])

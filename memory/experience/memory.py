@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memory.clock import Clock, to_iso, utc_now
+from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
 from memory.errors import NotFoundError, ValidationError
 from memory.experience import catalog
@@ -23,6 +23,7 @@ from memory.experience.model import (
 from memory.experience.repair import RepairReport, repair
 from memory.experience.search import Searcher
 from memory.experience.store import DocumentInput, DocumentWriter, Encoder
+from memory.namespaces import check_namespace
 from memory.recall.model import Snippet
 from memory.store import Store
 from memory.tokens import TokenCounter
@@ -70,7 +71,7 @@ class ExperienceMemory:
         speaker: str | None = None,
     ) -> DocumentResult:
         """Store or replace a chunked document as one unit; an unchanged document costs one read, no embedding."""
-        _require_text(namespace, "namespace")
+        check_namespace(namespace)
         doc = DocumentInput(
             doc_id=_require_text(doc_id, "doc_id"), chunks=self._check_chunks(doc_id, chunks),
             content_hash=_require_text(content_hash, "content_hash"), kind=self._check_kind(kind), title=title,
@@ -81,12 +82,13 @@ class ExperienceMemory:
 
     def add_memories(self, namespace: str, turns: Sequence[MemoryTurn]) -> list[DocumentResult]:
         """Store conversation turns, each its own one-chunk memory timed by its timestamp; one embedding call."""
-        _require_text(namespace, "namespace")
+        check_namespace(namespace)
         now = to_iso(self._clock())
         docs = []
         for i, turn in enumerate(turns):
             text = _require_text(turn.text, f"turns[{i}].text")
-            when = turn.timestamp or now
+            # Normalised here, so every caller (REST, file ingest, library) stores the same ISO form.
+            when = to_iso(parse_iso(turn.timestamp, f"turns[{i}].timestamp")) if turn.timestamp else now
             identity = f"{turn.speaker or ''}\0{when}\0{text}".encode()
             docs.append(DocumentInput(
                 doc_id=turn.doc_id or "m-" + hashlib.sha256(identity).hexdigest()[:24],

@@ -9,12 +9,12 @@ from memory.clock import Clock
 from memory.config import Config
 from memory.errors import ValidationError
 from memory.experience import ExperienceMemory, SearchFilters
-from memory.text import query_terms
 from memory.facts.memory import FactMemory
 from memory.namespaces import check_namespace
 from memory.recall.model import RecallResult
 from memory.recall.pack import pack
 from memory.task import TaskMemory
+from memory.text import query_terms
 from memory.tokens import TokenCounter
 
 __all__ = ["Recaller", "parse_filters"]

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memory.errors import ValidationError
+from memory.namespaces import check_namespace
 from memory.task.model import KINDS
 
 __all__ = [
@@ -22,13 +23,6 @@ __all__ = [
 ]
 
 TASK_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-
-
-def check_namespace(namespace: object) -> str:
-    """A namespace is any non-blank string."""
-    if not isinstance(namespace, str) or not namespace.strip():
-        raise ValidationError(f"namespace must be a non-empty string, got {namespace!r}; name the tenant or user")
-    return namespace
 
 
 def check_task_id(task_id: object, field: str = "task_id") -> str:

@@ -157,3 +157,10 @@ def test_a_lone_surrogate_in_a_query_is_answered_not_a_500(client: TestClient) -
     body = b'{"namespace": "u1", "query": "\\ud800 hello \\u0000 AND OR * \\"", "budget": 50}'
     answer = _ok(client.post("/v1/recall", content=body, headers={"content-type": "application/json"}))
     assert answer["used_tokens"] <= 50
+
+
+def test_turn_timestamps_are_stored_in_one_iso_form(client: TestClient) -> None:
+    _ok(client.post("/v1/memories", json={"namespace": "u1", "messages": [
+        {"text": "We met in Lisbon.", "speaker": "Anna", "timestamp": "2023-06-01 10:00:00+02:00"}]}))
+    docs = _ok(client.get("/v1/documents", params={"namespace": "u1"}))["documents"]
+    assert docs[0]["updated_at"] == "2023-06-01T08:00:00Z"

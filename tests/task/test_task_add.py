@@ -66,7 +66,7 @@ def test_every_documented_kind_is_accepted(tasks: TaskMemory) -> None:
         ({"task_id": "a/b"}, "got 'a/b'"),
         ({"task_id": "x" * 129}, "task_id must be 1-128"),
         ({"task_id": "任务一"}, "task_id must be"),
-        ({"namespace": ""}, "namespace must be a non-empty string"),
+        ({"namespace": ""}, "namespace must be 1-128 characters"),
         ({"parent_task_id": "has space"}, "parent_task_id must be 1-128"),
         ({"metadata": {"when": object()}}, "metadata must hold JSON values"),
         ({"metadata": ["not", "a", "mapping"]}, "metadata must be an object"),
