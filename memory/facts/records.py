@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,15 +48,17 @@ class FactChange:
     ignored: tuple[tuple[str, str], ...]
 
 
-def _record(row: Mapping[str, Any]) -> FactRecord:
-    return FactRecord(**{**dict(row), "pinned": bool(row["pinned"])})
+_NAMES = tuple(f.name for f in dataclasses.fields(FactRecord))  # the facts table's columns, in order
+_COLUMNS = ", ".join(_NAMES)
+
+
+def _record(row: Sequence[Any]) -> FactRecord:
+    values = dict(zip(_NAMES, row, strict=True))
+    return FactRecord(**{**values, "pinned": bool(values["pinned"])})
 
 
 class FactRecords:
     """Row-level access to the `facts` table; callers hold the store's transaction for writes."""
-
-    COLUMNS = ("id, namespace, scope, key, value, kind, text, pinned, version, created_at, updated_at, "
-               "superseded_at, superseded_by, source, rule")
 
     @staticmethod
     def new_id() -> str:
@@ -64,28 +67,28 @@ class FactRecords:
 
     def get(self, db: sqlite_utils.Database, namespace: str, fact_id: str) -> FactRecord | None:
         """The version with this id in this namespace."""
-        row = db.execute(f"SELECT {self.COLUMNS} FROM facts WHERE namespace = ? AND id = ?",
+        row = db.execute(f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND id = ?",
                          [namespace, fact_id]).fetchone()
-        return _record(dict(zip(self._names(), row, strict=True))) if row else None
+        return _record(row) if row else None
 
     def current(self, db: sqlite_utils.Database, namespace: str, scope: str, key: str) -> FactRecord | None:
         """The version in force for (scope, key)."""
         row = db.execute(
-            f"SELECT {self.COLUMNS} FROM facts WHERE namespace = ? AND scope = ? AND key = ? "
+            f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND scope = ? AND key = ? "
             "AND superseded_at IS NULL ORDER BY version DESC LIMIT 1", [namespace, scope, key]).fetchone()
-        return _record(dict(zip(self._names(), row, strict=True))) if row else None
+        return _record(row) if row else None
 
     def lineage(self, db: sqlite_utils.Database, namespace: str, scope: str, key: str) -> list[FactRecord]:
         """Every version of (scope, key), oldest first."""
         rows = db.execute(
-            f"SELECT {self.COLUMNS} FROM facts WHERE namespace = ? AND scope = ? AND key = ? ORDER BY version",
+            f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND scope = ? AND key = ? ORDER BY version",
             [namespace, scope, key]).fetchall()
-        return [_record(dict(zip(self._names(), r, strict=True))) for r in rows]
+        return [_record(r) for r in rows]
 
     def list_current(self, db: sqlite_utils.Database, namespace: str, scopes: tuple[str, ...] | None = None,
                      pinned: bool | None = None) -> list[FactRecord]:
         """Facts in force, pinned first, then by key."""
-        sql = f"SELECT {self.COLUMNS} FROM facts WHERE namespace = ? AND superseded_at IS NULL"
+        sql = f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND superseded_at IS NULL"
         params: list[Any] = [namespace]
         if scopes is not None:
             sql += f" AND scope IN ({', '.join('?' for _ in scopes)})"
@@ -94,13 +97,13 @@ class FactRecords:
             sql += " AND pinned = ?"
             params.append(int(pinned))
         rows = db.execute(sql + " ORDER BY pinned DESC, scope, key, id", params).fetchall()
-        return [_record(dict(zip(self._names(), r, strict=True))) for r in rows]
+        return [_record(r) for r in rows]
 
     def insert(self, db: sqlite_utils.Database, record: FactRecord) -> None:
         """Write a new version."""
         values = {**record.__dict__, "pinned": int(record.pinned)}
-        db.execute(f"INSERT INTO facts ({self.COLUMNS}) VALUES ({', '.join('?' for _ in self._names())})",
-                   [values[n] for n in self._names()])
+        db.execute(f"INSERT INTO facts ({_COLUMNS}) VALUES ({', '.join('?' for _ in _NAMES)})",
+                   [values[n] for n in _NAMES])
 
     def supersede(self, db: sqlite_utils.Database, record: FactRecord, by: str, at: str) -> FactRecord:
         """Mark `record` as replaced by version `by`."""
@@ -115,6 +118,3 @@ class FactRecords:
     def delete_namespace(self, db: sqlite_utils.Database, namespace: str) -> int:
         """Hard-delete every fact of a namespace."""
         return db.execute("DELETE FROM facts WHERE namespace = ?", [namespace]).rowcount
-
-    def _names(self) -> list[str]:
-        return [c.strip() for c in self.COLUMNS.split(",")]
