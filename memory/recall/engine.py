@@ -11,7 +11,7 @@ from memory.errors import ValidationError
 from memory.experience import ExperienceMemory, SearchFilters
 from memory.facts.memory import FactMemory
 from memory.namespaces import check_namespace
-from memory.recall.model import RecallResult
+from memory.recall.model import RecallResult, Snippet
 from memory.recall.pack import pack
 from memory.task import TaskMemory
 from memory.text import query_terms
@@ -78,10 +78,24 @@ class Recaller:
             scopes.append(f"session:{task_id}")
         candidates = list(self._facts.snippets(namespace, query, tuple(scopes)))
         if task_id:
-            candidates.extend(self._tasks.snippets(namespace, task_id, query_terms(query)))
+            candidates.extend(self._tasks.snippets(namespace, task_id, query_terms(query), consume=False))
         if query.strip():
             # Enough experience candidates to fill the budget with short turns, bounded for latency.
             k = max(10, min(100, budget // 20))
             candidates.extend(self._experience.search(query, namespace, k, search_filters))
-        return pack(candidates, budget, self._config.recall, self._counter, min_score=min_score,
-                    now=self._clock())
+        now = self._clock()
+        won: set[str] = set()
+        while True:  # ends: each pass that loses a race drops at least one candidate
+            result = pack(candidates, budget, self._config.recall, self._counter, min_score=min_score, now=now)
+            # One-shot task items are consumed only once they are in the block; one that did not fit stays for a
+            # later turn. One that a concurrent call consumed first is dropped and the block packed again.
+            shown = {item.snippet.key for item in result.items if _one_shot(item.snippet)} - won
+            won |= self._tasks.consume(namespace, sorted(shown)) if shown else set()
+            lost = shown - won
+            if not lost:
+                return result
+            candidates = [c for c in candidates if not (_one_shot(c) and c.key in lost)]
+
+
+def _one_shot(snippet: Snippet) -> bool:
+    return snippet.tier == "task" and bool(snippet.why.get("ephemeral")) and snippet.key is not None

@@ -132,11 +132,14 @@ class TaskMemory:
         return [_item(row) for row in rows]
 
     def snippets(
-        self, namespace: str, task_id: str, query_terms: str | Sequence[str] | None = None
+        self, namespace: str, task_id: str, query_terms: str | Sequence[str] | None = None, *,
+        consume: bool = True,
     ) -> list[Snippet]:
         """Recall candidates: the task's live items plus its direct sub-tasks' `result` items, best first.
 
-        One-shot items are consumed here: each is handed to exactly one call, even under concurrent calls.
+        With `consume` (the default) one-shot items are consumed here: each is handed to exactly one call, even
+        under concurrent calls. Without it they are only shown (`why["ephemeral"]`), and the caller consumes
+        the ones it really used with `consume()`.
         Scores are in 0.3..1.0 (see ranking.score): 0.3 + 0.3·recency (halving every 8 places back from the
         newest) + 0.25·kind weight (plan/result 1.0 ... tool_result 0.4) + 0.15·share of query terms found
         in the shown text; one-shot items score as the newest plan. An unknown or expired task has none.
@@ -151,7 +154,9 @@ class TaskMemory:
             "(SELECT task_id FROM tasks WHERE namespace = :namespace AND parent_task_id = :task_id)",
             params,
         ).fetchall()
-        rows = self._consume(namespace, rows)
+        if consume:
+            won = self.consume(namespace, [row[1] for row in rows if row[6]])
+            rows = [row for row in rows if not row[6] or row[1] in won]
         rows.sort(key=lambda r: (r[8], r[2], r[1]), reverse=True)
         snippets = [self._snippet(task_id, row, rank, terms) for rank, row in enumerate(rows)]
         snippets.sort(key=lambda s: (-s.score, s.id))
@@ -240,22 +245,25 @@ class TaskMemory:
             )
         return [found[key] for key in keys]
 
-    def _consume(self, namespace: str, rows: list[Any]) -> list[Any]:
-        """Delete the one-shot rows among `rows`; keep only those this call deleted (another call got the rest)."""
-        one_shot = [row[1] for row in rows if row[6]]
-        if not one_shot:
-            return list(rows)
-        marks = ", ".join("?" for _ in one_shot)
+    def consume(self, namespace: str, keys: Sequence[str]) -> set[str]:
+        """Delete the one-shot items among `keys`; the keys this call deleted (another call got the rest).
+
+        Keys that are not one-shot items are left alone and not returned.
+        """
+        policy.check_namespace(namespace)
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return set()
+        marks = ", ".join("?" for _ in wanted)
         with self._store.transaction() as db:
-            won = {
+            return {
                 r[0]
                 for r in db.execute(
                     f"DELETE FROM task_items WHERE namespace = ? AND ephemeral = 1 AND key IN ({marks}) "
                     "RETURNING key",
-                    [namespace, *one_shot],
+                    [namespace, *wanted],
                 ).fetchall()
             }
-        return [row for row in rows if not row[6] or row[1] in won]
 
     @staticmethod
     def _snippet(task_id: str, row: Any, rank: int, terms: tuple[str, ...]) -> Snippet:
