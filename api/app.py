@@ -10,7 +10,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from api.errors import error_response, install_error_handlers
+from api.errors import ERROR_RESPONSES, error_response, install_error_handlers
+from api.limits import BodyLimit
 from api.routers import documents, facts, health, memories, namespaces, recall, tasks
 from memory.auth import KeyRing
 from memory.config import Config
@@ -46,6 +47,9 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     app.state.metrics = Metrics()
     install_error_handlers(app)
     limit = config.limits.max_request_bytes
+    # Added before `guard`, so it runs inside it: the receive it wraps is then not in guard's task group, and its
+    # 413 reaches the error table instead of leaving as an ExceptionGroup.
+    app.add_middleware(BodyLimit, limit=limit)
 
     @app.middleware("http")
     async def guard(request: Request, call_next):  # type: ignore[no-untyped-def]
@@ -64,8 +68,9 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
         registry.latency.labels(path).observe(time.perf_counter() - started)
         return response
 
-    for module in (health, recall, facts, memories, documents, tasks, namespaces):
-        app.include_router(module.router)
+    app.include_router(health.router)
+    for module in (recall, facts, memories, documents, tasks, namespaces):
+        app.include_router(module.router, responses=ERROR_RESPONSES)
     return app
 
 

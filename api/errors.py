@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memory import errors
 
-__all__ = ["install_error_handlers", "error_response"]
+__all__ = ["ERROR_RESPONSES", "ErrorPublic", "install_error_handlers", "error_response"]
+
+
+class ErrorPublic(BaseModel):
+    """Every error answer: a short name and a sentence a person understands."""
+
+    error: str
+    detail: str
+
+
+# Documented on every /v1 route, so the OpenAPI schema describes the error bodies clients really get.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorPublic, "description": "API key missing or unknown"},
+    404: {"model": ErrorPublic, "description": "unknown id, task or document, or another key's namespace"},
+    413: {"model": ErrorPublic, "description": "over a size limit (limits.*)"},
+    422: {"model": ErrorPublic, "description": "invalid input"},
+}
 
 _STATUS: dict[type[errors.MemoryError_], tuple[int, str]] = {
     errors.ValidationError: (422, "ValidationError"),
@@ -27,6 +46,8 @@ _HTTP_NAMES = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "N
 
 def error_response(status: int, name: str, detail: str) -> JSONResponse:
     """`{"error": name, "detail": detail}` with `status`."""
+    # A message may quote what the caller sent; a lone surrogate in it could not be encoded as UTF-8.
+    detail = detail.encode("utf-8", "backslashreplace").decode("utf-8")
     return JSONResponse({"error": name, "detail": detail}, status_code=status)
 
 
@@ -34,8 +55,8 @@ def _describe(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path"))
-        msg = str(err.get("msg", "is invalid"))
-        parts.append(f"{loc or 'request'}: {msg}")
+        msg = str(err.get("msg", "is invalid")).removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
     more = len(exc.errors()) - 5
     return "; ".join(parts) + (f" (and {more} more problems)" if more > 0 else "")
 
@@ -57,8 +78,10 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 400:  # Starlette's "error parsing the body": malformed JSON or form data
+            why = "" if exc.detail == "There was an error parsing the body" else f" ({exc.detail})"
             return error_response(422, "ValidationError",
-                                  "the request body could not be parsed; send UTF-8 JSON as described in API.md")
+                                  f"the request body could not be parsed{why}; send UTF-8 JSON, or a "
+                                  "multipart/form-data upload where API.md allows one")
         name = _HTTP_NAMES.get(exc.status_code, "HTTPError")
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         return error_response(exc.status_code, name, detail)

@@ -15,6 +15,7 @@ from memory.clock import parse_iso, to_iso
 from memory.errors import MemoryError_, NotFoundError, ValidationError
 from memory.experience import ChunkInput, DocumentResult, MemoryTurn
 from memory.service import Memory
+from memory.text.unicode import storable
 
 __all__ = ["ingest_text", "ingest_file", "ingest_paths", "FileOutcome", "content_hash"]
 
@@ -42,6 +43,7 @@ def ingest_text(memory: Memory, namespace: str, text: str, *, title: str | None 
     """Chunk and store one document; an unchanged document is recognised before any model call."""
     if not isinstance(text, str) or not text.strip():
         raise ValidationError("text must be a non-empty string; send the document's content")
+    storable(text, "text")
     if updated_at is not None:
         updated_at = to_iso(parse_iso(updated_at, "updated_at"))
     metadata = dict(metadata or {})

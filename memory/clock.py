@@ -34,4 +34,7 @@ def parse_iso(text: str, field: str = "timestamp") -> datetime:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00+05:00 and 9999-12-31T23:00-05:00 fall outside what datetime holds
+        raise ValidationError(f"{field} must be a time between the years 1 and 9999 in UTC, got {text!r}") from None

@@ -7,12 +7,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from pydantic import ValidationError as PydanticValidationError
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import AccessDep, MemoryDep
 from api.limits import check_length
+from api.schemas.base import NAMESPACE_RULE, NamespaceQuery
 from api.schemas.experience import (
     DocumentCreate,
     DocumentListPublic,
@@ -25,13 +26,16 @@ from memory.errors import MemoryError_, ValidationError
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
 
+_MAX_NAME_BYTES = 255  # the upload is written under its own name, and file systems refuse longer names
+
 _UPLOAD_DOC = {
     "requestBody": {
         "content": {
             "application/json": {"schema": DocumentCreate.model_json_schema()},
             "multipart/form-data": {"schema": {
                 "type": "object", "required": ["namespace", "file"],
-                "properties": {"namespace": {"type": "string"}, "file": {"type": "string", "format": "binary"},
+                "properties": {"namespace": {"type": "string", **NAMESPACE_RULE},
+                               "file": {"type": "string", "format": "binary"},
                                "doc_id": {"type": "string"}, "project": {"type": "string"}},
             }},
         },
@@ -50,10 +54,13 @@ async def add_document(request: Request, memory: MemoryDep, access: AccessDep) -
         body = DocumentCreate.model_validate(json.loads(await request.body()))
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise ValidationError("the body must be JSON (or a multipart/form-data file upload)") from None
+    except RecursionError:
+        raise ValidationError("the JSON body nests too deeply to read; flatten the metadata") from None
     except PydanticValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "body"
-        raise ValidationError(f"invalid request: {where}: {first['msg']}") from None
+        where = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        raise ValidationError("invalid request: " + (f"{where}: {message}" if where else message)) from None
     namespace = access.namespace(body.namespace)
     check_length(body.text, memory.config.limits.max_text_chars, "text", "limits.max_text_chars")
     result = await run_in_threadpool(
@@ -68,7 +75,7 @@ async def _upload(request: Request, memory: Any, access: Any) -> DocumentResultP
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise ValidationError("a multipart upload needs a 'file' part holding the document")
-    name = Path(upload.filename or "upload.txt").name
+    name = _file_name(upload.filename)
     suffix = Path(name).suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise ValidationError(f"file type {suffix or '(none)'} is not supported; send one of "
@@ -90,21 +97,31 @@ async def _upload(request: Request, memory: Any, access: Any) -> DocumentResultP
     return DocumentResultPublic(doc_id=first.doc_id, chunks=sum(r.chunks for r in results), status=first.status)
 
 
+def _file_name(filename: str | None) -> str:
+    """The upload's own name, without any folder part; refused when no file system could hold it."""
+    name = Path(filename or "upload.txt").name
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > _MAX_NAME_BYTES or "\x00" in name or any("\ud800" <= ch <= "\udfff" for ch in name):
+        raise ValidationError(f"the file name must be at most {_MAX_NAME_BYTES} bytes of UTF-8 text without NUL "
+                              f"characters, got {name[:80]!r} ({size} bytes); rename the file")
+    return name
+
+
 @router.get("", response_model=DocumentListPublic)
-def list_documents(memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> DocumentListPublic:
+def list_documents(memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> DocumentListPublic:
     """Documents and memories of a namespace, newest first."""
     docs = memory.experience.list_documents(access.namespace(namespace))
     return DocumentListPublic(documents=[DocumentPublic.of(d) for d in docs])
 
 
 @router.get("/{doc_id}", response_model=DocumentPublic)
-def get_document(doc_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> DocumentPublic:
+def get_document(doc_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> DocumentPublic:
     """One document's record."""
     return DocumentPublic.of(memory.experience.get_document(access.namespace(namespace), doc_id))
 
 
 @router.delete("/{doc_id}")
-def delete_document(doc_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> dict[str, str]:
+def delete_document(doc_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> dict[str, str]:
     """Remove a document everywhere: SQLite, the lexical index and the vectors."""
     memory.experience.delete_document(access.namespace(namespace), doc_id)
     return {"deleted": doc_id}

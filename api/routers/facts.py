@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query
 
 from api.deps import AccessDep, MemoryDep
 from api.limits import check_length
+from api.schemas.base import NamespaceQuery
 from api.schemas.facts import (
     FactChangePublic,
     FactListPublic,
@@ -37,7 +38,7 @@ def pin(body: FactPin, memory: MemoryDep, access: AccessDep) -> FactChangePublic
 
 
 @router.get("", response_model=FactListPublic)
-def list_facts(memory: MemoryDep, access: AccessDep, namespace: str = Query(),
+def list_facts(memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery,
                pinned: bool | None = Query(default=None)) -> FactListPublic:
     """Current facts of a namespace, pinned first."""
     records = memory.facts.list(access.namespace(namespace), pinned=pinned)
@@ -45,31 +46,31 @@ def list_facts(memory: MemoryDep, access: AccessDep, namespace: str = Query(),
 
 
 @router.get("/{fact_id}/history", response_model=FactListPublic)
-def history(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> FactListPublic:
+def history(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> FactListPublic:
     """Every version of the fact's key, oldest first."""
     records = memory.facts.history(access.namespace(namespace), fact_id)
     return FactListPublic(facts=[FactPublic.of(r) for r in records])
 
 
 @router.post("/{fact_id}/unpin", response_model=FactPublic)
-def unpin(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> FactPublic:
+def unpin(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> FactPublic:
     """Unpin the fact (a new version); it is then recalled only when relevant."""
     return FactPublic.of(memory.facts.set_pinned(access.namespace(namespace), fact_id, False))
 
 
 @router.post("/{fact_id}/pin", response_model=FactPublic)
-def pin_existing(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> FactPublic:
+def pin_existing(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> FactPublic:
     """Pin an existing fact (a new version)."""
     return FactPublic.of(memory.facts.set_pinned(access.namespace(namespace), fact_id, True))
 
 
 @router.delete("/{fact_id}")
-def delete(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> dict[str, int]:
+def delete(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> dict[str, int]:
     """Hard-delete the fact and every version of its key."""
     return {"deleted": memory.facts.delete(access.namespace(namespace), fact_id)}
 
 
 @router.delete("")
-def delete_all(memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> dict[str, int]:
+def delete_all(memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> dict[str, int]:
     """Hard-delete every fact of a namespace."""
     return {"deleted": memory.facts.delete_namespace(access.namespace(namespace))}

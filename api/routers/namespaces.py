@@ -5,11 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import AccessDep, MemoryDep
+from api.schemas.base import NamespacePath
 
 router = APIRouter(prefix="/v1/namespaces", tags=["namespaces"])
 
 
 @router.delete("/{namespace}")
-def delete_namespace(namespace: str, memory: MemoryDep, access: AccessDep) -> dict[str, int]:
+def delete_namespace(namespace: NamespacePath, memory: MemoryDep, access: AccessDep) -> dict[str, int]:
     """Delete every fact, task item, document and vector of the namespace."""
     return memory.delete_namespace(access.namespace(namespace))

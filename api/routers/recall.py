@@ -17,7 +17,8 @@ def recall(body: RecallRequest, memory: MemoryDep, access: AccessDep, metrics: M
     namespace = access.namespace(body.namespace)
     check_length(body.query, memory.config.limits.max_query_chars, "query", "limits.max_query_chars")
     budget = memory.config.recall.default_budget if body.budget is None else body.budget
-    result = memory.recall(body.query, budget, namespace, body.task_id, body.filters, body.min_score)
+    filters = body.filters.model_dump(exclude_none=True) if body.filters else None
+    result = memory.recall(body.query, budget, namespace, body.task_id, filters, body.min_score)
     for item in result.items:
         metrics.tokens.labels(item.snippet.tier).inc(item.tokens)
     for reason in ("below_threshold", "over_budget", "duplicate"):

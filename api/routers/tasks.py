@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query
 
 from api.deps import AccessDep, MemoryDep
 from api.limits import check_length
+from api.schemas.base import NamespaceQuery, TaskIdPath
 from api.schemas.experience import DocumentResultPublic
 from api.schemas.tasks import (
     PromoteRequest,
@@ -16,12 +17,13 @@ from api.schemas.tasks import (
     TaskPage,
 )
 from ingest.pipeline import promote
+from memory.errors import TooLargeError
 
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
 
 
 @router.post("/{task_id}/items", response_model=TaskItemAdded)
-def add_item(task_id: str, body: TaskItemCreate, memory: MemoryDep, access: AccessDep) -> TaskItemAdded:
+def add_item(task_id: TaskIdPath, body: TaskItemCreate, memory: MemoryDep, access: AccessDep) -> TaskItemAdded:
     """Add an item; one above tasks.offload_tokens is kept whole and recalled as a head plus its key."""
     namespace = access.namespace(body.namespace)
     check_length(body.text, memory.config.limits.max_text_chars, "text", "limits.max_text_chars")
@@ -31,14 +33,14 @@ def add_item(task_id: str, body: TaskItemCreate, memory: MemoryDep, access: Acce
 
 
 @router.get("/{task_id}/items", response_model=TaskItemList)
-def list_items(task_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> TaskItemList:
+def list_items(task_id: TaskIdPath, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> TaskItemList:
     """The task's live items, oldest first (one-shot items are not used up by listing)."""
     items = memory.tasks.list_items(access.namespace(namespace), task_id)
     return TaskItemList(items=[TaskItemPublic.of(i) for i in items])
 
 
 @router.get("/{task_id}/items/{key:path}", response_model=TaskPage)
-def read_item(task_id: str, key: str, memory: MemoryDep, access: AccessDep, namespace: str = Query(),
+def read_item(task_id: TaskIdPath, key: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery,
               page: int | None = Query(default=None, ge=1),
               page_tokens: int | None = Query(default=None, ge=1, le=1_000_000)) -> TaskPage:
     """An item's full text, or with `page` one page of `page_tokens` tokens."""
@@ -47,15 +49,18 @@ def read_item(task_id: str, key: str, memory: MemoryDep, access: AccessDep, name
 
 
 @router.delete("/{task_id}")
-def end_task(task_id: str, memory: MemoryDep, access: AccessDep, namespace: str = Query()) -> dict[str, int]:
+def end_task(task_id: TaskIdPath, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> dict[str, int]:
     """End the task: remove it, its sub-tasks and all their items."""
     return {"deleted": memory.tasks.end_task(access.namespace(namespace), task_id)}
 
 
 @router.post("/{task_id}/promote", response_model=list[DocumentResultPublic])
-def promote_items(task_id: str, body: PromoteRequest, memory: MemoryDep,
+def promote_items(task_id: TaskIdPath, body: PromoteRequest, memory: MemoryDep,
                   access: AccessDep) -> list[DocumentResultPublic]:
     """Copy chosen items into experience memory (nothing is promoted by default)."""
-    results = promote(memory, access.namespace(body.namespace), task_id, body.keys, project=body.project,
-                      tags=tuple(body.tags))
+    namespace = access.namespace(body.namespace)
+    if len(body.keys) > memory.config.limits.max_batch:
+        raise TooLargeError(f"{len(body.keys)} keys in one request, over limits.max_batch "
+                            f"({memory.config.limits.max_batch}); promote them in smaller batches")
+    results = promote(memory, namespace, task_id, body.keys, project=body.project, tags=tuple(body.tags))
     return [DocumentResultPublic(doc_id=r.doc_id, chunks=r.chunks, status=r.status) for r in results]

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field, field_validator
 
+from api.schemas.base import Namespace, RequestModel
 from memory.experience import DocumentInfo
 
 __all__ = ["MessageIn", "MemoriesCreate", "MemoriesPublic", "DocumentCreate", "DocumentResultPublic",
            "DocumentPublic", "DocumentListPublic"]
 
 
-class MessageIn(BaseModel):
+class MessageIn(RequestModel):
     """One conversation turn or other short experience."""
 
-    model_config = ConfigDict(extra="forbid")
     text: str = Field(min_length=1)
     speaker: str | None = Field(default=None, max_length=200)
     timestamp: str | None = Field(default=None, description="ISO 8601; the time the turn happened")
@@ -24,11 +24,10 @@ class MessageIn(BaseModel):
     tags: list[str] = []
 
 
-class MemoriesCreate(BaseModel):
+class MemoriesCreate(RequestModel):
     """Turns to store as experiences."""
 
-    model_config = ConfigDict(extra="forbid")
-    namespace: str
+    namespace: Namespace
     messages: list[MessageIn] = Field(min_length=1)
 
 
@@ -40,11 +39,10 @@ class MemoriesPublic(BaseModel):
     facts: int = 0
 
 
-class DocumentCreate(BaseModel):
+class DocumentCreate(RequestModel):
     """A document given as text."""
 
-    model_config = ConfigDict(extra="forbid")
-    namespace: str
+    namespace: Namespace
     text: str = Field(min_length=1)
     title: str | None = Field(default=None, max_length=500)
     source: str | None = Field(default=None, max_length=2000)
@@ -53,6 +51,14 @@ class DocumentCreate(BaseModel):
     metadata: dict[str, Any] = {}
     project: str | None = None
     tags: list[str] = []
+
+    @field_validator("text")
+    @classmethod
+    def _not_binary(cls, text: str) -> str:
+        if "\x00" in text:
+            raise ValueError(f"holds a NUL character at {text.index(chr(0))}, so it looks binary; send the "
+                             "document's text, or upload the file as multipart/form-data")
+        return text
 
 
 class DocumentResultPublic(BaseModel):

@@ -2,32 +2,31 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from api.schemas.base import Namespace, RequestModel, Scope
 from memory.facts.records import FactChange, FactRecord
 
 __all__ = ["FactObserve", "FactPin", "FactPublic", "IgnoredPublic", "FactChangePublic", "FactListPublic"]
 
 
-class FactObserve(BaseModel):
+class FactObserve(RequestModel):
     """A user message to scan for facts."""
 
-    model_config = ConfigDict(extra="forbid")
-    namespace: str
+    namespace: Namespace
     text: str = Field(min_length=1)
-    scope: str = "global"
+    scope: Scope = "global"
     source: str | None = Field(default=None, max_length=500)
 
 
-class FactPin(BaseModel):
+class FactPin(RequestModel):
     """A constraint to pin: free text, or an explicit key and value."""
 
-    model_config = ConfigDict(extra="forbid")
-    namespace: str
+    namespace: Namespace
     text: str | None = None
     key: str | None = Field(default=None, max_length=200)
     value: str | None = None
-    scope: str = "global"
+    scope: Scope = "global"
     source: str | None = Field(default=None, max_length=500)
 
 

@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from api.schemas.base import Namespace, RequestModel, TaskId
 from memory.recall.model import RecallResult
 
-__all__ = ["RecallRequest", "RecallItemPublic", "RecallPublic"]
+__all__ = ["RecallFilters", "RecallRequest", "RecallItemPublic", "RecallPublic"]
 
 
-class RecallRequest(BaseModel):
+class RecallFilters(RequestModel):
+    """Restrictions on experience search; `project` also brings in facts scoped `project:<name>`."""
+
+    project: str | None = None
+    tags: Annotated[list[str], Field(max_length=256)] | str = []
+    source: str | None = None
+    kind: Literal["document", "memory"] | None = None
+    updated_from: str | None = Field(default=None, description="ISO 8601; chunks updated at or after it")
+    updated_to: str | None = Field(default=None, description="ISO 8601; chunks updated at or before it")
+
+
+class RecallRequest(RequestModel):
     """One agent turn: the question, the tokens it can spare, and optional task, filters and threshold."""
 
-    model_config = ConfigDict(extra="forbid")
-    namespace: str
+    unstored = frozenset({"query"})
+    namespace: Namespace
     query: str
-    budget: int | None = Field(default=None, description="tokens (cl100k); the configured default when omitted")
-    task_id: str | None = None
-    filters: dict[str, Any] | None = None
+    budget: int | None = Field(default=None, strict=True,
+                               description="tokens (cl100k); the configured default when omitted")
+    task_id: TaskId | None = None
+    filters: RecallFilters | None = None
     min_score: float | None = Field(default=None, ge=0.0, le=1.0)
 
 

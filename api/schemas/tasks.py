@@ -4,23 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from api.schemas.base import Kind, Namespace, RequestModel, TaskId
 from memory.task import AddedItem, Page, TaskItem
+from memory.task.policy import MAX_TTL_S
 
 __all__ = ["TaskItemCreate", "TaskItemAdded", "TaskItemPublic", "TaskItemList", "TaskPage", "PromoteRequest"]
 
 
-class TaskItemCreate(BaseModel):
+class TaskItemCreate(RequestModel):
     """A scratch item for a task."""
 
-    model_config = ConfigDict(extra="forbid")
-    namespace: str
-    kind: str
+    namespace: Namespace
+    kind: Kind
     text: str = Field(min_length=1)
     ephemeral: bool = False
-    ttl_s: int | None = Field(default=None, gt=0)
-    parent_task_id: str | None = None
+    ttl_s: int | None = Field(default=None, gt=0, le=MAX_TTL_S)
+    parent_task_id: TaskId | None = None
     metadata: dict[str, Any] = {}
 
 
@@ -84,11 +85,10 @@ class TaskPage(BaseModel):
                    total_tokens=page.total_tokens)
 
 
-class PromoteRequest(BaseModel):
+class PromoteRequest(RequestModel):
     """Items to copy into experience memory."""
 
-    model_config = ConfigDict(extra="forbid")
-    namespace: str
+    namespace: Namespace
     keys: list[str] = Field(min_length=1)
     project: str | None = None
     tags: list[str] = []

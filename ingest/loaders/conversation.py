@@ -48,6 +48,8 @@ def _parse(path: Path, raw: str) -> Any:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ValidationError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); {_EXPECTED}") from None
+    except RecursionError:
+        raise ValidationError(f"{path} nests JSON too deeply to read; {_EXPECTED}") from None
 
 
 def _parse_lines(path: Path, raw: str) -> list[Any]:
@@ -59,6 +61,8 @@ def _parse_lines(path: Path, raw: str) -> list[Any]:
             items.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise ValidationError(f"{path} line {number} is not valid JSON ({exc.msg}); {_EXPECTED}") from None
+        except RecursionError:
+            raise ValidationError(f"{path} line {number} nests JSON too deeply to read; {_EXPECTED}") from None
     return items
 
 
@@ -124,7 +128,10 @@ def _timestamp(where: str, value: Any) -> str | None:
     if isinstance(value, str):
         return value
     seconds = value / 1000 if value > 1e11 else value  # epoch milliseconds are common in chat exports
-    return to_iso(datetime.fromtimestamp(seconds, UTC))
+    try:
+        return to_iso(datetime.fromtimestamp(seconds, UTC))
+    except (OverflowError, OSError, ValueError):  # NaN, or beyond the years datetime holds
+        raise ValidationError(f"{where}: timestamp {value!r} is not a time in the years 1 to 9999") from None
 
 
 def _latest(turns: tuple[Turn, ...]) -> datetime | None:

@@ -9,17 +9,38 @@ from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
 from ingest.loaders.base import LoadedDocument, check_text, file_mtime
-from memory.errors import ValidationError
+from memory.errors import TooLargeError, ValidationError
 
 __all__ = ["load_pdf"]
 
 
+# Text extraction costs seconds per MB of page content, and content compresses up to ~1000:1, so a 20 KB file
+# can inflate into minutes of work. Content beyond MAX_INFLATION times the file's size (a compression
+# bomb), or beyond CONTENT_BYTES_PER_CHAR times max_chars (operators beside the text), is refused unread.
+MAX_INFLATION = 100
+CONTENT_BYTES_PER_CHAR = 16
+_CONTENT_FLOOR = 1_000_000
+
+
 def load_pdf(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
     """One document: page texts separated by blank lines; the PDF's Title and ModDate when it has them."""
+    allowed = max(_CONTENT_FLOOR, MAX_INFLATION * path.stat().st_size)
+    if max_chars is not None:
+        allowed = min(allowed, max(_CONTENT_FLOOR, CONTENT_BYTES_PER_CHAR * max_chars))
     try:
         reader = PdfReader(path)
         if reader.is_encrypted and not reader.decrypt(""):
             raise ValidationError(f"{path} is an encrypted PDF; decrypt it before ingesting")
+        content = 0
+        for number, page in enumerate(reader.pages, 1):
+            stream = page.get_contents()
+            content += len(stream.get_data()) if stream is not None else 0
+            if content > allowed:
+                raise TooLargeError(
+                    f"{path} holds over {allowed:,} bytes of page content by page {number} once decompressed (the "
+                    f"file has {path.stat().st_size:,}), more than its text can need (limits.max_text_chars) or a "
+                    "likely compression bomb; split the PDF into smaller files"
+                )
         pages = [_clean(page.extract_text() or "") for page in reader.pages]
         metadata = reader.metadata
     except PyPdfError as exc:

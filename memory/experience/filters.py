@@ -23,9 +23,13 @@ def filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
     if filters.kind is not None:
         clauses.append("d.kind = ?")
         params.append(filters.kind)
-    for tag in filters.tags:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(d.tags) WHERE json_each.value = ?)")
-        params.append(tag)
+    if filters.tags:
+        # One clause for every tag asked (a document must hold them all): SQLite refuses an AND chain of a
+        # thousand EXISTS clauses as too deep.
+        wanted = sorted(set(filters.tags))
+        clauses.append(f"(SELECT count(DISTINCT value) FROM json_each(d.tags) WHERE value IN "
+                       f"({', '.join('?' * len(wanted))})) = ?")
+        params.extend([*wanted, len(wanted)])
     # Times are stored normalised (ISO, UTC, trailing Z), so text comparison is time comparison.
     if filters.updated_from is not None:
         clauses.append("c.updated_at >= ?")

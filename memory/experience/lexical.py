@@ -12,7 +12,10 @@ from memory.experience.catalog import ChunkRow
 from memory.experience.filters import filter_sql
 from memory.experience.model import RetrieverHit, SearchFilters
 
-__all__ = ["MAX_QUERY_TERMS", "frequencies", "index", "index_terms", "namespace_token", "remove", "search", "terms_of"]
+__all__ = [
+    "MAX_QUERY_TERMS", "affordable", "forget", "frequencies", "index", "index_terms", "namespace_token", "remove",
+    "search", "terms_of",
+]
 
 # A 20 000-character query would otherwise become a MATCH of thousands of terms; the first ones are kept.
 MAX_QUERY_TERMS = 64
@@ -41,10 +44,40 @@ def remove(db: sqlite_utils.Database, rowids: Sequence[int]) -> None:
     db.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
 
 
+def forget(db: sqlite_utils.Database) -> None:
+    """Rewrite the index so deleted rows leave no terms behind in its segments.
+
+    FTS5 deletes by writing delete markers: the terms of a deleted chunk stay in the chunks_fts_data segments
+    until a merge happens to reach them. 'optimize' merges every segment, at a cost that grows with the index
+    (~0.3 s at 20k chunks, ~1.4 s at 100k); SQLite 3.44's 'secure-delete' option would make it unnecessary.
+    """
+    db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+
+
 def _match(namespace: str, query_terms: Sequence[str]) -> str:
     # Every term is quoted, so no user text can be read as FTS5 syntax.
     ors = " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms[:MAX_QUERY_TERMS])
     return f'ns : "{namespace_token(namespace)}" AND terms : ({ors})'
+
+
+def affordable(terms: Sequence[str], frequencies: dict[str, int], max_postings: int) -> tuple[str, ...]:
+    """The query terms worth matching: rarest first while their rows sum to at most `max_postings`.
+
+    FTS5 scores every row that holds any matched term, so a term found in a tenth of a 100k-chunk store costs
+    tens of milliseconds while adding little to BM25 (its IDF is low). The rarest term is always kept; terms the
+    index does not hold cost nothing and are kept too. Order is the query's own.
+    """
+    if max_postings <= 0:
+        return tuple(terms)
+    keep: set[str] = set()
+    spent = 0
+    for term in sorted(terms, key=lambda t: frequencies.get(t, 0)):
+        df = frequencies.get(term, 0)
+        if keep and spent + df > max_postings:
+            break
+        keep.add(term)
+        spent += df
+    return tuple(t for t in terms if t in keep)
 
 
 def search(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from memory.experience.store import DocumentInput, DocumentWriter, Encoder
 from memory.namespaces import check_namespace
 from memory.recall.model import Snippet
 from memory.store import Store
+from memory.text.unicode import storable
 from memory.tokens import TokenCounter
 
 __all__ = ["ExperienceMemory"]
@@ -36,7 +38,21 @@ _KINDS = ("document", "memory")
 def _require_text(value: object, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
-    return value
+    return storable(value, name)
+
+
+def _check_record(name: str, metadata: Mapping[str, Any], texts: Mapping[str, object]) -> None:
+    """Every text field storable, and the metadata plain JSON that SQLite and the API can read back (no NaN)."""
+    for field_name, value in texts.items():
+        if isinstance(value, str):
+            storable(value, f"{name}.{field_name}")
+    try:
+        encoded = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(
+            f"{name}.metadata must hold JSON values only (strings, finite numbers, lists, objects): {exc}"
+        ) from None
+    storable(encoded, f"{name}.metadata")
 
 
 class ExperienceMemory:
@@ -72,6 +88,12 @@ class ExperienceMemory:
     ) -> DocumentResult:
         """Store or replace a chunked document as one unit; an unchanged document costs one read, no embedding."""
         check_namespace(namespace)
+        _check_record("document", metadata or {}, {
+            "doc_id": doc_id, "title": title, "source": source, "project": project, "speaker": speaker,
+            **{f"tags[{i}]": t for i, t in enumerate(tags)},
+            **{f"chunks[{i}].text": getattr(c, "text", None) for i, c in enumerate(chunks)},
+            **{f"chunks[{i}].heading": getattr(c, "heading", None) for i, c in enumerate(chunks)},
+        })
         doc = DocumentInput(
             doc_id=_require_text(doc_id, "doc_id"), chunks=self._check_chunks(doc_id, chunks),
             content_hash=_require_text(content_hash, "content_hash"), kind=self._check_kind(kind), title=title,
@@ -87,6 +109,10 @@ class ExperienceMemory:
         docs = []
         for i, turn in enumerate(turns):
             text = _require_text(turn.text, f"turns[{i}].text")
+            _check_record(f"turns[{i}]", turn.metadata, {
+                "speaker": turn.speaker, "source": turn.source, "project": turn.project, "doc_id": turn.doc_id,
+                **{f"tags[{j}]": t for j, t in enumerate(turn.tags)},
+            })
             # Normalised here, so every caller (REST, file ingest, library) stores the same ISO form.
             when = to_iso(parse_iso(turn.timestamp, f"turns[{i}].timestamp")) if turn.timestamp else now
             identity = f"{turn.speaker or ''}\0{when}\0{text}".encode()
@@ -123,6 +149,10 @@ class ExperienceMemory:
     def delete_namespace(self, namespace: str) -> int:
         """Remove every document and memory of the namespace; returns how many there were (0 is fine)."""
         return self._writer.delete_namespace(namespace)
+
+    def close(self) -> None:
+        """Stop the search worker threads."""
+        self._searcher.close()
 
     def repair(self, namespace: str | None = None) -> RepairReport:
         """Reconcile Chroma with SQLite after a crash: drop stray vectors, re-embed chunks that lack one."""

@@ -199,10 +199,16 @@ class DocumentWriter:
         db = self._store.db
         new_ids: list[str] = []
         new_vectors: list[np.ndarray] = []
+        live: list[_Plan] = []
         for plan in plans:
             current = db.execute(
                 "SELECT version FROM documents WHERE namespace = ? AND doc_id = ?", [namespace, plan.doc.doc_id]
             ).fetchone()
+            if current is None and plan.status != "content":
+                # A metadata-only change to a document deleted since the plan was made: the delete came last,
+                # so there is nothing to change (writing the row alone would leave a document without chunks).
+                continue
+            live.append(plan)
             # Read again under the lock: another writer may have stored a version since the plan was made.
             plan.fields["version"] = (current[0] if current else 0) + (plan.status == "content")
             if plan.status == "content":
@@ -217,7 +223,7 @@ class DocumentWriter:
                 raise
         try:
             with self._store.transaction() as tx:
-                old_ids = [cid for plan in plans for cid in self._write_sql(tx, namespace, plan)]
+                old_ids = [cid for plan in live for cid in self._write_sql(tx, namespace, plan)]
         except BaseException:
             self.vectors.delete(namespace, new_ids)
             raise
@@ -280,6 +286,8 @@ class DocumentWriter:
                     ).fetchall()
                 lexical.remove(tx, [r[0] for r in old])
                 tx.conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
+                if old:
+                    lexical.forget(tx)  # a deleted document must leave no term behind
             self.vectors.delete(namespace, [r[1] for r in old])
         return found
 
@@ -292,6 +300,8 @@ class DocumentWriter:
                     "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE namespace = ?)",
                     [namespace],
                 )
-                tx.execute("DELETE FROM chunks WHERE namespace = ?", [namespace])
+                removed = tx.execute("DELETE FROM chunks WHERE namespace = ?", [namespace]).rowcount
+                if removed:
+                    lexical.forget(tx)
             self.vectors.drop(namespace)
         return found

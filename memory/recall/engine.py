@@ -35,7 +35,7 @@ def parse_filters(filters: Mapping[str, Any] | SearchFilters | None) -> SearchFi
     tags = values.get("tags") or ()
     if isinstance(tags, str):
         tags = (tags,)
-    if not all(isinstance(t, str) for t in tags):
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
         raise ValidationError(f"filters.tags must be a list of strings, got {tags!r}")
     for name in ("project", "source", "kind", "updated_from", "updated_to"):
         if values.get(name) is not None and not isinstance(values[name], str):

@@ -6,7 +6,7 @@ import functools
 
 from memory.tokens import TokenCounter
 
-__all__ = ["first_page", "page_ends"]
+__all__ = ["first_page", "forget_pages", "page_ends"]
 
 # Characters tried per token before widening the window: English runs ~4 per token, Chinese ~1.
 _CHARS_PER_TOKEN = 4
@@ -41,3 +41,8 @@ def _page_end(counter: TokenCounter, text: str, start: int, max_tokens: int) -> 
         if len(cut) < len(window) or start + size >= len(text):
             return start + max(len(cut), 1)
         size *= 2
+
+
+def forget_pages() -> None:
+    """Drop every cached cut (they hold item texts): called when items are deleted, so no copy outlives them."""
+    page_ends.cache_clear()

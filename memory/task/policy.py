@@ -10,8 +10,10 @@ from typing import Any
 from memory.errors import ValidationError
 from memory.namespaces import check_namespace
 from memory.task.model import KINDS
+from memory.text.unicode import storable
 
 __all__ = [
+    "MAX_TTL_S",
     "TASK_ID_PATTERN",
     "check_namespace",
     "check_task_id",
@@ -45,24 +47,22 @@ def check_text(text: object) -> str:
     """Non-blank text that can be stored as UTF-8 (lone surrogates cannot)."""
     if not isinstance(text, str) or not text.strip():
         raise ValidationError(f"text must be a non-empty string, got {text!r}; send the item's content")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValidationError(
-            f"text must be valid Unicode, but it holds a lone surrogate at character {exc.start}; "
-            "re-encode the text as UTF-8"
-        ) from None
+    storable(text, "text")
     return text
 
 
+# Ten years: an expiry time must stay a date the clock can hold, and an item never outlives its task anyway.
+MAX_TTL_S = 10 * 365 * 86400
+
+
 def check_ttl(ttl_s: object) -> int | None:
-    """None (live as long as the task) or a whole number of seconds above 0."""
+    """None (live as long as the task) or a whole number of seconds from 1 to MAX_TTL_S."""
     if ttl_s is None:
         return None
-    if isinstance(ttl_s, bool) or not isinstance(ttl_s, int) or ttl_s <= 0:
+    if isinstance(ttl_s, bool) or not isinstance(ttl_s, int) or not 0 < ttl_s <= MAX_TTL_S:
         raise ValidationError(
-            f"ttl_s must be a whole number of seconds above 0, got {ttl_s!r}; omit it to keep the item "
-            "as long as its task"
+            f"ttl_s must be a whole number of seconds above 0 and at most {MAX_TTL_S:,} (ten years), got {ttl_s!r}; "
+            "omit it to keep the item as long as its task"
         )
     return ttl_s
 

@@ -15,7 +15,7 @@ from memory.recall.model import Snippet
 from memory.store import Store
 from memory.task import policy, ranking, tree
 from memory.task.model import AddedItem, Page, TaskItem
-from memory.task.pages import first_page, page_ends
+from memory.task.pages import first_page, forget_pages, page_ends
 from memory.tokens import TokenCounter
 
 __all__ = ["TaskMemory"]
@@ -172,7 +172,9 @@ class TaskMemory:
             ).fetchone()
             if exists is None:
                 raise NotFoundError(_no_task(namespace, task_id))
-            return tree.delete_tree(db, namespace, task_id)
+            removed = tree.delete_tree(db, namespace, task_id)
+        forget_pages()
+        return removed
 
     def delete_namespace(self, namespace: str) -> int:
         """Remove every task and item of a namespace; the number of items removed (0 for an unknown one)."""
@@ -180,6 +182,7 @@ class TaskMemory:
         with self._store.transaction() as db:
             removed = db.execute("DELETE FROM task_items WHERE namespace = ?", [namespace]).rowcount
             db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace])
+        forget_pages()
         return removed
 
     def promote(self, namespace: str, task_id: str, keys: Sequence[str]) -> tuple[TaskItem, ...]:
@@ -198,7 +201,10 @@ class TaskMemory:
         """Remove every expired task and item in every namespace; the number of items removed."""
         now = to_iso(self._clock())
         with self._store.transaction() as db:
-            return tree.purge_all(db, now)
+            removed = tree.purge_all(db, now)
+        if removed:
+            forget_pages()
+        return removed
 
     def _enter(self, namespace: str, task_id: str) -> str:
         """Validate, read the clock once, and purge what of this task has expired; the call's `now`."""

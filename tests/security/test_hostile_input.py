@@ -1,0 +1,344 @@
+"""Hostile input: each case is a clear 4xx whose detail a person understands, and the store is left as it was."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.schemas.base import NAMESPACE_RULE
+from ingest.pipeline import ingest_paths
+from memory.errors import ValidationError
+from memory.experience import SearchFilters
+from memory.namespaces import check_namespace
+from memory.service import Memory
+from tests.security.conftest import LIMITS, snapshot
+
+JSON = {"content-type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def client(module_memory: Memory) -> Iterator[TestClient]:
+    """The app (no keys) over a store that already holds a document, a pinned fact and a task item."""
+    client = TestClient(create_app(module_memory.config, module_memory))
+    for method, path, body in [
+        ("post", "/v1/documents", {"namespace": "u1", "text": "The loader reads CSV files from S3.", "doc_id": "etl"}),
+        ("post", "/v1/facts/pin", {"namespace": "u1", "text": "Never use Python 2 syntax."}),
+        ("post", "/v1/tasks/t-1/items", {"namespace": "u1", "kind": "plan", "text": "Read the loader first."}),
+    ]:
+        assert getattr(client, method)(path, json=body).status_code == 200
+    yield client
+
+
+def _upload(name: str, data: bytes, namespace: str | None = "u1") -> dict[str, Any]:
+    return {"files": {"file": (name, data)}, "data": {} if namespace is None else {"namespace": namespace}}
+
+
+def _raw_multipart(filename: bytes, *chunks: bytes) -> dict[str, Any]:
+    """A multipart upload written by hand (any bytes in the name), its file sent in `chunks` as they come."""
+    head = (b'--XyZ\r\nContent-Disposition: form-data; name="namespace"\r\n\r\nu1\r\n'
+            b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="' + filename + b'"\r\n\r\n')
+    body = iter([head, *chunks, b"\r\n--XyZ--\r\n"])
+    return {"content": body, "headers": {"content-type": "multipart/form-data; boundary=XyZ"}}
+
+
+def _zip(name: str, data: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _pdf(content: bytes, pages: int = 1) -> bytes:
+    """A valid PDF whose pages all show one Flate-compressed content stream."""
+    stream = zlib.compress(content, 9)
+    kids = " ".join(f"{4 + i} 0 R" for i in range(pages))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream"]
+    font = f"{4 + pages} 0 R".encode()
+    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+                b"/Resources << /Font << /F1 " + font + b" >> >> >>"] * pages
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+_DEEP = b'{"namespace": "u1", "text": "deep", "metadata": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+_GZIP_BOMB = gzip.compress(b'{"namespace": "u1", "text": "' + b" " * 50_000_000 + b'"}', 9)  # ~50 KB -> 50 MB
+_PDF_BOMB = _pdf((b"BT /F1 12 Tf 72 712 Td (" + b"A" * 60 + b") Tj ET\n") * 60_000)  # ~20 KB -> 5 MB of content
+_TEXT_OVER = "word " * (LIMITS["max_text_chars"] // 5 + 1)
+
+# (case id, method, path, request keywords, status, words the detail must contain)
+CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
+    # documents as JSON
+    ("doc-empty", "post", "/v1/documents", {"json": {"namespace": "u1", "text": ""}}, 422, "text"),
+    ("doc-blank", "post", "/v1/documents", {"json": {"namespace": "u1", "text": " \n\t "}}, 422, "non-empty"),
+    ("doc-over-limit", "post", "/v1/documents", {"json": {"namespace": "u1", "text": _TEXT_OVER}}, 413,
+     "max_text_chars"),
+    ("doc-binary", "post", "/v1/documents", {"json": {"namespace": "u1", "text": "PK\x03\x04\x00\x00\x08"}}, 422,
+     "binary"),
+    ("doc-invalid-utf8", "post", "/v1/documents",
+     {"content": b'{"namespace": "u1", "text": "\xff\xfe\xc0\xaf"}', "headers": JSON}, 422, "JSON"),
+    ("doc-lone-surrogate", "post", "/v1/documents",
+     {"content": b'{"namespace": "u1", "text": "ok", "metadata": {"k": "\\ud800"}}', "headers": JSON}, 422,
+     "surrogate"),
+    ("doc-nan-metadata", "post", "/v1/documents",
+     {"content": b'{"namespace": "u1", "text": "nan", "metadata": {"k": NaN}}', "headers": JSON}, 422,
+     "JSON values"),
+    ("doc-deep-json", "post", "/v1/documents", {"content": _DEEP, "headers": JSON}, 422, "too deeply"),
+    ("doc-time-overflow", "post", "/v1/documents",
+     {"json": {"namespace": "u1", "text": "late", "updated_at": "9999-12-31T23:00:00-05:00"}}, 422, "9999"),
+    ("doc-gzip-bomb", "post", "/v1/documents",
+     {"content": _GZIP_BOMB, "headers": {**JSON, "content-encoding": "gzip"}}, 422, "must be JSON"),
+    ("doc-text-plain", "post", "/v1/documents", {"content": b"just text", "headers": {"content-type": "text/plain"}},
+     422, "must be JSON"),
+    ("doc-octet-stream", "post", "/v1/documents",
+     {"content": _PDF_BOMB, "headers": {"content-type": "application/octet-stream"}}, 422, "must be JSON"),
+    ("body-over-limit", "post", "/v1/documents",
+     {"content": b"x" * (LIMITS["max_request_bytes"] + 1), "headers": JSON}, 413, "max_request_bytes"),
+    # A body sent in chunks declares no Content-Length: it is counted as it streams in, for every way of reading it.
+    ("chunked-json-over-limit", "post", "/v1/facts",
+     {"content": iter([b'{"namespace": "u1", "text": "'] + [b"w" * 100_000] * 25 + [b'"}']), "headers": JSON},
+     413, "send less"),
+    ("chunked-document-over-limit", "post", "/v1/documents",
+     {"content": iter([b'{"namespace": "u1", "text": "'] + [b"w" * 100_000] * 25 + [b'"}']), "headers": JSON},
+     413, "send less"),
+    ("chunked-upload-over-limit", "post", "/v1/documents", _raw_multipart(b"big.txt", *[b"w" * 100_000] * 25), 413,
+     "send less"),
+    # documents as multipart uploads
+    ("upload-empty", "post", "/v1/documents", _upload("empty.txt", b""), 422, "empty"),
+    ("upload-binary", "post", "/v1/documents", _upload("tool.txt", bytes(range(256))), 422, "not UTF-8"),
+    ("upload-invalid-utf8", "post", "/v1/documents", _upload("notes.md", b"caf\xe9 cr\xe8me"), 422, "not UTF-8"),
+    ("upload-nul-bytes", "post", "/v1/documents", _upload("notes.txt", b"abc\x00def"), 422, "binary"),
+    ("upload-over-limit", "post", "/v1/documents", _upload("big.txt", _TEXT_OVER.encode()), 413, "max_text_chars"),
+    ("upload-gzip", "post", "/v1/documents", _upload("notes.txt.gz", gzip.compress(b"x" * 1_000_000)), 422,
+     "not supported"),
+    ("upload-zip", "post", "/v1/documents", _upload("notes.zip", _zip("a.txt", b"x" * 1_000_000)), 422,
+     "not supported"),
+    ("upload-gzip-named-txt", "post", "/v1/documents", _upload("notes.txt", gzip.compress(b"x" * 1_000_000)), 422,
+     "not UTF-8"),
+    ("upload-pdf-bomb", "post", "/v1/documents", _upload("bomb.pdf", _PDF_BOMB), 413, "compression bomb"),
+    ("upload-broken-pdf", "post", "/v1/documents", _upload("broken.pdf", b"%PDF-1.4 garbage"), 422, "PDF"),
+    ("upload-deep-json", "post", "/v1/documents", _upload("chat.json", b"[" * 1900 + b"]" * 1900), 422,
+     "too deeply"),
+    ("upload-surrogate-json", "post", "/v1/documents",
+     _upload("chat.json", b'[{"role": "user", "content": "hi \\ud800"}]'), 422, "surrogate"),
+    ("upload-epoch-overflow", "post", "/v1/documents",
+     _upload("chat.jsonl", b'{"role": "user", "content": "hi", "timestamp": 1e300}\n'), 422, "timestamp"),
+    ("upload-nul-name", "post", "/v1/documents", _raw_multipart(b"a\x00b.txt", b"hello"), 422, "file name"),
+    ("upload-long-name", "post", "/v1/documents", _upload("a" * 300 + ".txt", b"hello"), 422, "file name"),
+    ("upload-no-file", "post", "/v1/documents", {"files": {"other": ("a.txt", b"x")}, "data": {"namespace": "u1"}},
+     422, "'file' part"),
+    ("upload-no-namespace", "post", "/v1/documents", _upload("a.txt", b"hello", namespace=None), 422, "namespace"),
+    ("upload-no-boundary", "post", "/v1/documents",
+     {"content": b"--XyZ\r\ngarbage", "headers": {"content-type": "multipart/form-data"}}, 422, "parsed"),
+    # recall
+    ("budget-negative", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "csv", "budget": -1}}, 422,
+     "budget"),
+    ("budget-enormous", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "csv", "budget": 10**40}}, 422,
+     "budget"),
+    ("budget-fraction", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "csv", "budget": 1.5}}, 422,
+     "integer"),
+    ("budget-string", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "csv", "budget": "800"}}, 422,
+     "integer"),
+    ("budget-bool", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "csv", "budget": True}}, 422,
+     "integer"),
+    ("budget-nan", "post", "/v1/recall",
+     {"content": b'{"namespace": "u1", "query": "csv", "budget": NaN}', "headers": JSON}, 422, "budget"),
+    ("query-1mb", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "q" * 1_000_000}}, 413,
+     "max_query_chars"),
+    ("filter-unknown", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "x", "filters": {"colour": 1}}},
+     422, "filters.colour"),
+    ("filter-tags-number", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "x", "filters": {"tags": 5}}},
+     422, "filters.tags"),
+    ("filter-kind", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "x", "filters": {"kind": "x"}}},
+     422, "filters.kind"),
+    ("filter-date", "post", "/v1/recall",
+     {"json": {"namespace": "u1", "query": "x", "filters": {"updated_from": "yesterday"}}}, 422, "ISO 8601"),
+    ("filter-date-overflow", "post", "/v1/recall",
+     {"json": {"namespace": "u1", "query": "x", "filters": {"updated_to": "0001-01-01T00:00:00+05:00"}}}, 422,
+     "years"),
+    ("filter-surrogate", "post", "/v1/recall",
+     {"content": b'{"namespace": "u1", "query": "x", "filters": {"project": "\\udfff"}}', "headers": JSON}, 422,
+     "surrogate"),
+    ("min-score", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "x", "min_score": 2}}, 422,
+     "min_score"),
+    ("filter-many-tags", "post", "/v1/recall",
+     {"json": {"namespace": "u1", "query": "x", "filters": {"tags": [f"t{i}" for i in range(300)]}}}, 422,
+     "filters.tags"),
+    ("recall-task-id", "post", "/v1/recall", {"json": {"namespace": "u1", "query": "x", "task_id": "../t-1"}}, 422,
+     "task_id"),
+    ("recall-xml", "post", "/v1/recall", {"content": b"<recall/>", "headers": {"content-type": "application/xml"}},
+     422, "invalid request"),
+    # facts, memories, tasks
+    ("fact-over-limit", "post", "/v1/facts", {"json": {"namespace": "u1", "text": _TEXT_OVER}}, 413,
+     "max_text_chars"),
+    ("fact-form-encoded", "post", "/v1/facts", {"data": {"namespace": "u1", "text": "Never use tabs."}}, 422,
+     "invalid request"),
+    ("fact-text-plain", "post", "/v1/facts",
+     {"content": b'{"namespace": "u1", "text": "Never use tabs."}', "headers": {"content-type": "text/plain"}},
+     422, "invalid request"),
+    ("pin-surrogate", "post", "/v1/facts/pin",
+     {"content": b'{"namespace": "u1", "text": "never \\ud800 tabs"}', "headers": JSON}, 422, "surrogate"),
+    ("pin-both", "post", "/v1/facts/pin", {"json": {"namespace": "u1", "text": "x", "key": "k", "value": "v"}}, 422,
+     "not both"),
+    ("fact-scope", "post", "/v1/facts", {"json": {"namespace": "u1", "text": "Never use tabs.", "scope": "x"}}, 422,
+     "scope"),
+    ("memories-over-batch", "post", "/v1/memories",
+     {"json": {"namespace": "u1", "messages": [{"text": "hi"}] * (LIMITS["max_batch"] + 1)}}, 413, "max_batch"),
+    ("memories-none", "post", "/v1/memories", {"json": {"namespace": "u1", "messages": []}}, 422, "messages"),
+    ("memories-time-overflow", "post", "/v1/memories",
+     {"json": {"namespace": "u1", "messages": [{"text": "hi", "timestamp": "0001-01-01T00:00:00+05:00"}]}}, 422,
+     "years"),
+    ("memories-tag-surrogate", "post", "/v1/memories",
+     {"content": b'{"namespace": "u1", "messages": [{"text": "hi", "tags": ["\\ud800"]}]}', "headers": JSON}, 422,
+     "surrogate"),
+    ("task-ttl-huge", "post", "/v1/tasks/t-1/items",
+     {"json": {"namespace": "u1", "kind": "note", "text": "x", "ttl_s": 10**12}}, 422, "ttl_s"),
+    ("promote-over-batch", "post", "/v1/tasks/t-1/promote",
+     {"json": {"namespace": "u1", "keys": [f"t-1/r{i}" for i in range(LIMITS["max_batch"] + 1)]}}, 413, "max_batch"),
+    ("task-kind", "post", "/v1/tasks/t-1/items", {"json": {"namespace": "u1", "kind": "virus", "text": "x"}}, 422,
+     "kind"),
+    ("task-over-limit", "post", "/v1/tasks/t-1/items",
+     {"json": {"namespace": "u1", "kind": "note", "text": _TEXT_OVER}}, 413, "max_text_chars"),
+    ("task-metadata-nan", "post", "/v1/tasks/t-1/items",
+     {"content": b'{"namespace": "u1", "kind": "note", "text": "x", "metadata": {"a": NaN}}', "headers": JSON}, 422,
+     "JSON values"),
+    ("task-parent-traversal", "post", "/v1/tasks/t-2/items",
+     {"json": {"namespace": "u1", "kind": "note", "text": "x", "parent_task_id": "../t-1"}}, 422, "parent_task_id"),
+    ("task-page-beyond", "get", "/v1/tasks/t-1/items/t-1/r1", {"params": {"namespace": "u1", "page": 10**30}}, 422,
+     "page"),
+    ("task-page-tokens-zero", "get", "/v1/tasks/t-1/items/t-1/r1", {"params": {"namespace": "u1", "page_tokens": 0}},
+     422, "page_tokens"),
+    # unknown namespaces, tasks, ids and routes
+    ("namespace-traversal", "get", "/v1/facts", {"params": {"namespace": "../u1"}}, 422, "namespace must be"),
+    ("namespace-empty", "get", "/v1/documents", {"params": {"namespace": ""}}, 422, "namespace must be"),
+    ("namespace-too-long", "delete", "/v1/namespaces/" + "n" * 129, {}, 422, "namespace must be"),
+    ("namespace-missing", "get", "/v1/facts", {}, 422, "namespace"),
+    ("fact-unknown-history", "get", "/v1/facts/f-000000000000/history", {"params": {"namespace": "u1"}}, 404,
+     "does not exist"),
+    ("fact-unknown-unpin", "post", "/v1/facts/f-000000000000/unpin", {"params": {"namespace": "u1"}}, 404,
+     "does not exist"),
+    ("fact-unknown-delete", "delete", "/v1/facts/f-000000000000", {"params": {"namespace": "u1"}}, 404,
+     "does not exist"),
+    ("fact-unknown-namespace", "delete", "/v1/facts/f-000000000000", {"params": {"namespace": "nobody"}}, 404,
+     "does not exist"),
+    ("doc-unknown-get", "get", "/v1/documents/nope", {"params": {"namespace": "u1"}}, 404, "no document"),
+    ("doc-unknown-delete", "delete", "/v1/documents/nope", {"params": {"namespace": "u1"}}, 404, "no document"),
+    ("doc-other-namespace", "delete", "/v1/documents/etl", {"params": {"namespace": "u2"}}, 404, "no document"),
+    ("task-unknown-list", "get", "/v1/tasks/t-404/items", {"params": {"namespace": "u1"}}, 404, "does not exist"),
+    ("task-unknown-end", "delete", "/v1/tasks/t-404", {"params": {"namespace": "u1"}}, 404, "does not exist"),
+    ("task-unknown-promote", "post", "/v1/tasks/t-404/promote", {"json": {"namespace": "u1", "keys": ["t-404/r1"]}},
+     404, "does not exist"),
+    ("task-unknown-key", "get", "/v1/tasks/t-1/items/t-1/r99", {"params": {"namespace": "u1"}}, 404, "no live item"),
+    ("task-key-traversal", "get", "/v1/tasks/t-1/items/..%2F..%2Fetc%2Fpasswd", {"params": {"namespace": "u1"}},
+     404, "no live item"),
+    ("task-other-namespace", "get", "/v1/tasks/t-1/items", {"params": {"namespace": "u2"}}, 404, "does not exist"),
+    ("route-unknown", "get", "/v1/secrets", {}, 404, "Not Found"),
+    ("method-not-allowed", "put", "/v1/facts", {"json": {}}, 405, "Method Not Allowed"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "kwargs", "status", "words"),
+                         [pytest.param(*case[1:], id=case[0]) for case in CASES])
+def test_hostile_request_is_a_clear_4xx_and_changes_nothing(
+    client: TestClient, module_memory: Memory, method: str, path: str, kwargs: dict[str, Any], status: int,
+    words: str,
+) -> None:
+    before = snapshot(module_memory)
+    response = client.request(method.upper(), path, **kwargs)
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error", "detail"}, body
+    assert words.lower() in body["detail"].lower(), body["detail"]
+    assert len(body["detail"]) >= 9 and "Traceback" not in body["detail"]
+    assert snapshot(module_memory) == before
+
+
+def test_unknown_but_valid_namespaces_read_as_empty(client: TestClient, module_memory: Memory) -> None:
+    """A namespace exists from its first write: reading one never written to is an empty answer, not an error."""
+    before = snapshot(module_memory)
+    assert client.get("/v1/facts", params={"namespace": "nobody"}).json() == {"facts": []}
+    assert client.get("/v1/documents", params={"namespace": "nobody"}).json() == {"documents": []}
+    recalled = client.post("/v1/recall", json={"namespace": "nobody", "query": "CSV loader"}).json()
+    assert recalled["items"] == [] and recalled["used_tokens"] == 0
+    assert client.delete("/v1/namespaces/nobody").json() == {"facts": 0, "task_items": 0, "documents": 0}
+    assert snapshot(module_memory) == before
+
+
+def test_budget_zero_is_an_empty_answer(client: TestClient, module_memory: Memory) -> None:
+    """Budget 0 is a normal edge case: nothing fits, and the pinned fact that did not is named."""
+    before = snapshot(module_memory)
+    answer = client.post("/v1/recall", json={"namespace": "u1", "query": "CSV loader", "budget": 0}).json()
+    assert answer["items"] == [] and answer["used_tokens"] == 0 and answer["rendered"] == ""
+    assert answer["omitted"]["pinned_over_budget"] and answer["warnings"]
+    assert snapshot(module_memory) == before
+
+
+def test_an_uploaded_name_cannot_leave_the_upload_folder(client: TestClient, module_memory: Memory,
+                                                         tmp_path: Path) -> None:
+    """Only the file's own name is kept: a traversal in it writes nothing outside and stores the bare name."""
+    target = tmp_path / "escaped.txt"
+    name = "../" * 12 + str(target).lstrip("/")
+    response = client.post("/v1/documents", **_upload(name, b"Uploaded through a hostile name."))
+    assert response.status_code == 200 and response.json()["doc_id"] == "escaped.txt"
+    assert not target.exists()
+    assert client.delete("/v1/documents/escaped.txt", params={"namespace": "u1"}).status_code == 200
+
+
+def test_file_ingest_refuses_paths_outside_its_root(module_memory: Memory, tmp_path: Path) -> None:
+    """ingest_paths with a root: traversal and home paths are refused, links out are skipped, nothing is stored."""
+    root = tmp_path / "root"
+    root.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("The vault code is 4711.", encoding="utf-8")
+    (root / "link.txt").symlink_to(secret)
+    (root / "loop").symlink_to(root, target_is_directory=True)
+    before = snapshot(module_memory)
+    for escape in ["../secret.txt", str(secret), "~/secret.txt", "link/../../secret.txt", "a\x00.txt"]:
+        with pytest.raises(ValidationError):
+            ingest_paths(module_memory, "u1", [escape], root=root)
+    outcomes = ingest_paths(module_memory, "u1", ["."], root=root)
+    assert {Path(o.path).name: o.skipped for o in outcomes} == {
+        "link.txt": f"links outside the allowed folder {root.resolve()}",
+        "loop": "symbolic link to a folder (not followed)",
+    }
+    assert snapshot(module_memory) == before
+
+
+@pytest.mark.parametrize("namespace", ["u1", "a-b_c.d:e@f", "x" * 128, "", "x" * 129, "a b", "../x", "a/b", "ü"])
+def test_the_documented_namespace_rule_is_the_enforced_one(namespace: str) -> None:
+    import re
+
+    documented = re.fullmatch(NAMESPACE_RULE["pattern"].strip("^$"), namespace) is not None
+    try:
+        check_namespace(namespace)
+        enforced = True
+    except ValidationError:
+        enforced = False
+    assert documented == enforced
+
+
+def test_a_thousand_tag_filter_is_answered(module_memory: Memory) -> None:
+    """Library callers have no cap on filter tags: the filter stays one SQL clause however many there are."""
+    tags = [f"t{i}" for i in range(1500)]
+    result = module_memory.recall("CSV loader", 200, "u1", filters={"tags": tags})
+    assert not [i for i in result.items if i.snippet.tier == "experience"]
+    found = module_memory.experience.search("CSV loader", "u1", filters=SearchFilters(tags=("x",)))
+    assert found == []
