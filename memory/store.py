@@ -14,9 +14,10 @@ import sqlite_utils
 from memory.config import Config
 from memory.embed import EmbedderIdentity
 from memory.errors import StoreError, StoreMismatchError
+from memory.live_collection import LiveCollection, SharedLock
 from memory.schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["Store", "StoreIdentity", "open_store", "collection_name", "stored_identity"]
+__all__ = ["LiveCollection", "Store", "StoreIdentity", "open_store", "collection_name", "stored_identity"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,10 @@ class Store:
         self.write_lock = threading.RLock()  # one writer at a time inside the process; WAL lets readers go on
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
+        # A collection dropped while another thread holds its handle must not break that thread (see LiveCollection).
+        self._drop_lock = SharedLock()
+        self._drops: dict[str, int] = {}  # collection name -> how many times it was dropped
+        self._written: set[str] = set()  # collections written to since this process opened or created them
         db = self.db
         self._migrate(db)
         self._check_identity(db)
@@ -155,6 +160,10 @@ class Store:
     def collection(self, namespace: str, create: bool = True, generation: int | None = None) -> Any | None:
         """The vector collection of a namespace (cosine space, our own vectors only); None if absent."""
         name = collection_name(namespace, generation=self.generation if generation is None else generation)
+        live = LiveCollection(self, name, namespace)
+        return live if live.exists(create) else None
+
+    def _chroma_collection(self, name: str, namespace: str, create: bool) -> Any | None:
         if not create:
             try:
                 return self.chroma.get_collection(name, embedding_function=None)
@@ -168,13 +177,15 @@ class Store:
         )
 
     def drop_collection(self, namespace: str, generation: int | None = None) -> None:
-        """Delete a namespace's vectors entirely."""
-        try:
-            self.chroma.delete_collection(
-                collection_name(namespace, generation=self.generation if generation is None else generation)
-            )
-        except Exception:  # absent already: nothing to delete
-            pass
+        """Delete a namespace's vectors entirely (waiting for calls on its collection that are under way)."""
+        name = collection_name(namespace, generation=self.generation if generation is None else generation)
+        with self._drop_lock.exclusive():
+            self._drops[name] = self._drops.get(name, 0) + 1
+            self._written.discard(name)
+            try:
+                self.chroma.delete_collection(name)
+            except Exception:  # absent already: nothing to delete
+                pass
 
     def collection_names(self) -> list[str]:
         """The names of every Chroma collection of this store, of every generation."""

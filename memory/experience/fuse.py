@@ -2,7 +2,8 @@
 
 Each side is put on an absolute scale before they are mixed, so a fused score means the same in every query:
     dense    cosine mapped linearly so that dense_floor -> 0 and dense_ceiling -> 1 (MiniLM: unrelated text
-             sits near 0.1, a close paraphrase near 0.8); below the floor counts 0;
+             sits near 0.1, a close paraphrase near 0.8; e5 compresses them to 0.8 / 0.95; each backend declares
+             its own Calibration, see memory/embedding); below the floor counts 0;
     lexical  BM25 divided by the sum of the query terms' IDF: 1.0 for a chunk of average length holding every
              query term once (FTS5's bm25 is length-normalised and saturating, so this is an IDF-weighted share
              of the query found in the chunk).
@@ -56,9 +57,14 @@ def weights_for(config: RetrievalConfig, cjk_share: float) -> Weights:
 
 
 def idf(total_rows: int, frequencies: Mapping[str, int]) -> dict[str, float]:
-    """FTS5's own BM25 IDF per term (so the lexical normaliser is on bm25()'s scale)."""
+    """FTS5's own BM25 IDF per term (so the lexical normaliser is on bm25()'s scale).
+
+    The two counts are read by separate statements, so a write in between can make a term's count exceed the
+    total; such a term is treated as found in every row.
+    """
     return {
-        term: max(1e-6, math.log((total_rows - n + 0.5) / (n + 0.5))) for term, n in frequencies.items()
+        term: max(1e-6, math.log((total_rows - min(n, total_rows) + 0.5) / (min(n, total_rows) + 0.5)))
+        for term, n in frequencies.items()
     }
 
 

@@ -49,3 +49,11 @@ def test_rrf_puts_first_in_both_lists_at_one() -> None:
 def test_idf_is_fts5s_and_never_negative() -> None:
     weights = idf(10, {"rare": 1, "everywhere": 10})
     assert weights["rare"] > 1.0 and weights["everywhere"] == pytest.approx(1e-6)
+
+
+def test_idf_survives_a_term_count_above_the_row_count() -> None:
+    # frequencies() reads the total and the term counts in two statements; a write between them can do this.
+    from memory.experience.fuse import idf
+
+    weights = idf(3, {"new": 5, "old": 1})
+    assert weights["new"] == 1e-6 and weights["old"] > 0

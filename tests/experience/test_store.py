@@ -175,3 +175,22 @@ def test_the_same_turn_twice_in_one_batch_is_stored_once(experience: ExperienceM
     first, second = experience.add_memories("chat", [turn, turn])
     assert first == second and first.status == "created"
     assert len(experience.list_documents("chat")) == 1
+
+
+def test_a_metadata_change_racing_a_delete_leaves_no_document_without_chunks(
+    experience: ExperienceMemory, store: Store
+) -> None:
+    add(experience, "ns", "doc", ENGLISH["loader"], metadata={"v": 1})
+    writer = experience._writer
+    embed = writer._embed
+
+    def delete_first(namespace, plans):  # type: ignore[no-untyped-def]
+        # Runs after the plan was made and before the swap: exactly where a concurrent DELETE can land.
+        writer.delete(namespace, ["doc"])
+        embed(namespace, plans)
+
+    writer._embed = delete_first  # type: ignore[method-assign]
+    add(experience, "ns", "doc", ENGLISH["loader"], metadata={"v": 2})
+    assert store.db.execute("SELECT count(*) FROM documents WHERE doc_id = 'doc'").fetchone()[0] == 0
+    with pytest.raises(NotFoundError):
+        experience.get_document("ns", "doc")

@@ -1,0 +1,119 @@
+"""Chroma collection handles that survive their collection being dropped, and the lock that makes that safe."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.store import Store
+
+__all__ = ["LiveCollection", "SharedLock"]
+
+
+class SharedLock:
+    """Many holders at once, or one exclusive holder; a waiting exclusive holder goes before new shared ones."""
+
+    def __init__(self) -> None:
+        self._state = threading.Condition()
+        self._shared = 0
+        self._exclusive = False
+        self._waiting = 0
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._state:
+            while self._exclusive or self._waiting:
+                self._state.wait()
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._state:
+                self._shared -= 1
+                self._state.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._state:
+            self._waiting += 1
+            while self._exclusive or self._shared:
+                self._state.wait()
+            self._waiting -= 1
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._state:
+                self._exclusive = False
+                self._state.notify_all()
+
+
+class LiveCollection:
+    """A Chroma collection handle that stays valid when its collection is dropped (a namespace forgotten).
+
+    A raw Chroma handle fails once its collection is deleted, and callers cache handles. Calls through this one
+    wait while the collection is being dropped; after a drop, reads see an empty collection and writes create
+    it anew. The first write to a collection also runs alone: Chroma 1.5 fails a query that meets the first
+    write of a new collection ("Error creating hnsw segment reader: Nothing found on disk").
+    """
+
+    def __init__(self, store: Store, name: str, namespace: str) -> None:
+        self.name = name
+        self._store = store
+        self._namespace = namespace
+        self._handle: Any | None = None
+        self._drops = -1
+
+    def _current(self, create: bool) -> Any | None:
+        """The live Chroma handle (under the store's shared drop lock); None if there is no collection."""
+        drops = self._store._drops.get(self.name, 0)
+        if self._handle is None or drops != self._drops:
+            self._handle = self._store._chroma_collection(self.name, self._namespace, create)
+            self._drops = drops
+        return self._handle
+
+    def _call(self, method: str, create: bool, absent: Any, **kwargs: Any) -> Any:
+        with self._store._drop_lock.shared():
+            handle = self._current(create)
+            return absent if handle is None else getattr(handle, method)(**kwargs)
+
+    def _write(self, method: str, **kwargs: Any) -> None:
+        if self.name in self._store._written:
+            self._call(method, True, None, **kwargs)
+            return
+        with self._store._drop_lock.exclusive():
+            getattr(self._current(True), method)(**kwargs)
+            self._store._written.add(self.name)
+
+    def exists(self, create: bool = False) -> bool:
+        """Whether the collection is there (created first with `create`)."""
+        with self._store._drop_lock.shared():
+            return self._current(create) is not None
+
+    def add(self, **kwargs: Any) -> None:
+        """Chroma's add; a dropped collection is created anew."""
+        self._write("add", **kwargs)
+
+    def upsert(self, **kwargs: Any) -> None:
+        """Chroma's upsert; a dropped collection is created anew."""
+        self._write("upsert", **kwargs)
+
+    def delete(self, **kwargs: Any) -> None:
+        """Chroma's delete; nothing to do once the collection is gone."""
+        self._call("delete", False, None, **kwargs)
+
+    def get(self, **kwargs: Any) -> Any:
+        """Chroma's get; nothing found once the collection is gone."""
+        return self._call("get", False, {"ids": [], "embeddings": []}, **kwargs)
+
+    def query(self, **kwargs: Any) -> Any:
+        """Chroma's query; no neighbours once the collection is gone."""
+        none: list[list[Any]] = [[] for _ in kwargs.get("query_embeddings", [[]])]
+        return self._call("query", False, {"ids": none, "distances": none}, **kwargs)
+
+    def count(self) -> int:
+        """Number of vectors; 0 once the collection is gone."""
+        return int(self._call("count", False, 0))
