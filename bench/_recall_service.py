@@ -19,7 +19,7 @@ import httpx
 
 from bench._recall_data import Turn
 
-__all__ = ["Service", "ServiceError", "running_service"]
+__all__ = ["LibraryService", "Service", "ServiceError", "library_service", "running_service"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _MEMORY = _ROOT / ".venv" / "bin" / "memory"
@@ -136,4 +136,54 @@ def running_service(url: str | None, config_toml: str = "", log: Path | None = N
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+class LibraryService:
+    """The same calls answered in-process by a Memory: for quick iterations on ranking (vectors from the cache).
+
+    Not the service: no HTTP, no JSON; README figures come from the real server.
+    """
+
+    def __init__(self, memory: Any) -> None:
+        self._memory = memory
+
+    def store_turns(self, namespace: str, turns: Sequence[Turn]) -> int:
+        """Memory.remember of every turn, in batches of at most 200."""
+        from memory.experience import MemoryTurn
+
+        stored = 0
+        for start in range(0, len(turns), BATCH):
+            results, _ = self._memory.remember(namespace, [
+                MemoryTurn(text=t.text, speaker=t.speaker, timestamp=t.timestamp, metadata=dict(t.metadata))
+                for t in turns[start:start + BATCH]
+            ])
+            stored += len(results)
+        return stored
+
+    def recall(self, namespace: str, query: str, budget: int) -> dict[str, Any]:
+        """Memory.recall, shaped like the fields of the REST answer that the benchmark reads."""
+        result = self._memory.recall(query, budget, namespace)
+        items = [{"tier": i.snippet.tier, "id": i.snippet.id, "doc_id": i.snippet.doc_id,
+                  "metadata": dict(i.snippet.metadata)} for i in result.items]
+        return {"items": items, "used_tokens": result.used_tokens}
+
+
+@contextmanager
+def library_service(config_toml: str = "") -> Iterator[LibraryService]:
+    """A Memory on a temporary data dir whose embedder caches vectors in bench/.cache."""
+    from bench.embed_cache import CachedEmbedder
+    from memory.config import load_config
+    from memory.embed import load_embedder
+    from memory.service import Memory
+
+    workdir = Path(tempfile.mkdtemp(prefix="recall-library-"))
+    config_file = workdir / "config.toml"
+    config_file.write_text(config_toml, encoding="utf-8")
+    config = load_config(config_file).replace("service", data_dir=str(workdir / "data"))
+    embedder = CachedEmbedder(load_embedder(config.embedding))
+    try:
+        with Memory(config, embedder=embedder) as memory:  # type: ignore[arg-type]
+            yield LibraryService(memory)
+    finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -29,6 +29,10 @@ class CachedEmbedder:
         self._model = embedder.identity.model
         self.computed = 0
 
+    def __getattr__(self, name: str) -> object:
+        """Anything else (calibration, ...) is the wrapped embedder's."""
+        return getattr(self._embedder, name)
+
     @property
     def dimension(self) -> int:
         """Length of every vector."""

@@ -25,7 +25,7 @@ from memory.experience.store import DocumentInput, DocumentWriter
 from memory.store import open_store
 from memory.tokens import get_counter
 
-__all__ = ["SyntheticEncoder", "measure"]
+__all__ = ["SyntheticEncoder", "fill", "measure", "random_chunk", "sentence_pool"]
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 
@@ -50,7 +50,8 @@ class SyntheticEncoder:
         return self._vector(text)
 
 
-def _sentences() -> list[str]:
+def sentence_pool() -> list[str]:
+    """Real sentences (over 20 characters) of the SciFact and CMRC corpora."""
     out = []
     for corpus in (load_scifact(), load_cmrc()):
         for doc in corpus.docs:
@@ -58,8 +59,20 @@ def _sentences() -> list[str]:
     return out
 
 
-def _chunk(rng: random.Random, pool: Sequence[str]) -> str:
+def random_chunk(rng: random.Random, pool: Sequence[str]) -> str:
+    """A chunk of 3-7 sentences drawn from the pool."""
     return " ".join(rng.sample(pool, rng.randint(3, 7)))
+
+
+def fill(writer: DocumentWriter, namespace: str, size: int, rng: random.Random, pool: Sequence[str]) -> None:
+    """Write `size` chunks as two-chunk documents d0, d1, ... in batches of 1,000 documents."""
+    for first in range(0, size // 2, 1000):
+        docs = [
+            DocumentInput(f"d{n}", (ChunkInput(random_chunk(rng, pool), ordinal=0),
+                                    ChunkInput(random_chunk(rng, pool), ordinal=1)), f"h{n}")
+            for n in range(first, min(first + 1000, size // 2))
+        ]
+        writer.write(namespace, docs)
 
 
 def _ms(samples: Sequence[float]) -> str:
@@ -68,11 +81,11 @@ def _ms(samples: Sequence[float]) -> str:
 
 def measure(sizes: Sequence[int], embedder: CachedEmbedder) -> None:
     """Print, per store size: time to add / replace / delete one 3-chunk document, and query latencies."""
-    pool = _sentences()
+    pool = sentence_pool()
     rng = random.Random(11)
     queries = [" ".join(rng.sample(pool, 1)[0].split()[:8]) for _ in range(50)]
     real = embedder._embedder
-    texts = [_chunk(rng, pool) for _ in range(3)]
+    texts = [random_chunk(rng, pool) for _ in range(3)]
     start = time.perf_counter()
     real.encode_documents(texts)
     embed_ms = (time.perf_counter() - start) * 1000
@@ -87,22 +100,16 @@ def measure(sizes: Sequence[int], embedder: CachedEmbedder) -> None:
             store = open_store(config, embedder.identity)
             writer = DocumentWriter(store, VectorIndex(store), synthetic, get_counter(), utc_now)
             start = time.perf_counter()
-            for first in range(0, size // 2, 1000):
-                docs = [
-                    DocumentInput(f"d{n}", (ChunkInput(_chunk(rng, pool), ordinal=0),
-                                            ChunkInput(_chunk(rng, pool), ordinal=1)), f"h{n}")
-                    for n in range(first, min(first + 1000, size // 2))
-                ]
-                writer.write("scale", docs)
+            fill(writer, "scale", size, rng, pool)
             build = size / (time.perf_counter() - start)
             memory = ExperienceMemory(store, synthetic, get_counter(), config)
             add, replace, delete, fts, dense, full = [], [], [], [], [], []
             for n in range(10):
-                chunks = [ChunkInput(_chunk(rng, pool), ordinal=i) for i in range(3)]
+                chunks = [ChunkInput(random_chunk(rng, pool), ordinal=i) for i in range(3)]
                 t0 = time.perf_counter()
                 memory.add_document("scale", f"new{n}", chunks, content_hash=f"n{n}")
                 t1 = time.perf_counter()
-                memory.add_document("scale", f"new{n}", chunks[:2] + [ChunkInput(_chunk(rng, pool), ordinal=2)],
+                memory.add_document("scale", f"new{n}", chunks[:2] + [ChunkInput(random_chunk(rng, pool), ordinal=2)],
                                     content_hash=f"m{n}")
                 t2 = time.perf_counter()
                 memory.delete_document("scale", f"new{n}")

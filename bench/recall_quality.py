@@ -19,7 +19,7 @@ from typing import Any
 
 from bench._baselines import BASELINES, TurnIndex, pack
 from bench._recall_data import Conversation, Question, load_locomo, load_longmemeval
-from bench._recall_service import Service, ServiceError, running_service
+from bench._recall_service import Service, ServiceError, library_service, running_service
 from bench.embed_cache import CachedEmbedder
 
 SERVICE = "service"
@@ -233,6 +233,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--longmemeval-limit", type=int, default=20, help="LongMemEval questions (0 skips it)")
     parser.add_argument("--longmemeval-budget", type=int, default=2000)
     parser.add_argument("--skip-locomo", action="store_true")
+    parser.add_argument("--library", action="store_true",
+                        help="answer in-process with cached vectors instead of starting the server (quick iterations)")
     return parser.parse_args(argv)
 
 
@@ -249,7 +251,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = uuid.uuid4().hex[:8]
     config_toml = Path(args.config).read_text(encoding="utf-8") if args.config else ""
     try:
-        context = nullcontext() if args.baselines_only else running_service(args.url, config_toml)
+        if args.baselines_only:
+            context: Any = nullcontext()
+        elif args.library:
+            context = library_service(config_toml)
+        else:
+            context = running_service(args.url, config_toml)
         with context as service:
             if not args.skip_locomo:
                 locomo(args, service, embedder, run)

@@ -5,15 +5,19 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from types import MappingProxyType
 from typing import Any
 
 import sqlite_utils
 
+from memory.clock import parse_iso, to_iso
 from memory.experience.filters import filter_sql
 from memory.experience.model import DocumentInfo, SearchFilters
 
-__all__ = ["ChunkRow", "chunk_rows", "filtered_chunk_ids", "get_document", "list_documents", "namespaces"]
+__all__ = [
+    "ChunkRow", "chunk_rows", "filtered_chunk_ids", "get_document", "list_documents", "namespaces", "neighbour_turns",
+]
 
 _DOC_COLUMNS = (
     "namespace, doc_id, kind, title, source, content_hash, version, chunk_count, tokens, project, tags, speaker, "
@@ -101,3 +105,37 @@ def filtered_chunk_ids(db: sqlite_utils.Database, namespace: str, filters: Searc
 def namespaces(db: sqlite_utils.Database) -> list[str]:
     """Every namespace that holds experience records."""
     return [r[0] for r in db.execute("SELECT DISTINCT namespace FROM documents ORDER BY namespace").fetchall()]
+
+
+def neighbour_turns(
+    db: sqlite_utils.Database, namespace: str, turns: Sequence[ChunkRow], window_seconds: int
+) -> dict[str, list[str]]:
+    """For each conversation turn, the chunk ids of the memories just before and just after it in time.
+
+    A neighbour must be a memory of the same namespace within `window_seconds` of the turn; turns stored with
+    the same timestamp are ordered by when they were stored.
+    """
+    out: dict[str, list[str]] = {}
+    for turn in turns:
+        moment = parse_iso(turn.updated_at, "updated_at")
+        low, high = to_iso(moment - timedelta(seconds=window_seconds)), to_iso(moment + timedelta(seconds=window_seconds))
+        found = []
+        for sql in (_BEFORE, _AFTER):
+            row = db.execute(sql, {"ns": namespace, "at": turn.updated_at, "rowid": turn.rowid, "low": low,
+                                   "high": high}).fetchone()
+            if row:
+                found.append(row[0])
+        out[turn.id] = found
+    return out
+
+
+_NEIGHBOUR = (
+    "SELECT c.id FROM chunks c JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+    "WHERE c.namespace = :ns AND d.kind = 'memory' AND c.updated_at BETWEEN :low AND :high AND "
+)
+_BEFORE = _NEIGHBOUR + (
+    "(c.updated_at < :at OR (c.updated_at = :at AND c.rowid < :rowid)) ORDER BY c.updated_at DESC, c.rowid DESC LIMIT 1"
+)
+_AFTER = _NEIGHBOUR + (
+    "(c.updated_at > :at OR (c.updated_at = :at AND c.rowid > :rowid)) ORDER BY c.updated_at, c.rowid LIMIT 1"
+)

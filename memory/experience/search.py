@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -39,6 +40,7 @@ __all__ = ["EXACT_FILTER_LIMIT", "Retrieved", "Searcher"]
 # dense over-fetches this many times dense_k and the filter is applied to what comes back.
 EXACT_FILTER_LIMIT = 5000
 _OVERFETCH = 4
+_LEXICAL_WORKERS = 4
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,18 @@ class Retrieved:
     terms_of: Mapping[str, frozenset[str]]
 
 
+@dataclass(frozen=True)
+class _LexicalSide:
+    """What the lexical worker read: index statistics, its hits, and their rows and terms."""
+
+    total: int
+    frequencies: dict[str, int]
+    hits: list[RetrieverHit]
+    found: frozenset[str]
+    rows: dict[str, ChunkRow]
+    terms_of: dict[str, frozenset[str]]
+
+
 class Searcher:
     """Runs searches over the store's chunks with one embedder and one retrieval configuration."""
 
@@ -67,35 +81,62 @@ class Searcher:
         self._embedder = embedder
         self._config = config
         self._clock = clock
+        # Concurrent recalls each need a lexical worker; more than this queue (the machine has few cores).
+        self._pool = ThreadPoolExecutor(max_workers=_LEXICAL_WORKERS, thread_name_prefix="lexical")
 
     def retrieve(self, query: str, namespace: str, filters: SearchFilters) -> Retrieved:
-        """Both retrievers' candidates (over-fetched to dense_k / lexical_k), restricted to the filters."""
-        db = self._store.db
+        """Both retrievers' candidates (over-fetched to dense_k / lexical_k), restricted to the filters.
+
+        The lexical side (FTS5, which releases the GIL) runs on a worker thread while this one embeds the query
+        and asks Chroma, so a recall costs about the slower of the two rather than their sum.
+        """
         terms = query_terms(query)[: lexical.MAX_QUERY_TERMS]  # IDF and MATCH see the same terms
-        total, frequencies = lexical.frequencies(db, terms)
-        dense: list[RetrieverHit] = []
-        # A query without a letter or digit ("？！", "") asks nothing; MiniLM would still find neighbours for it.
-        if any(ch.isalnum() for ch in query):
-            vector = self._embedder.encode_query(query)
-            if filters.empty:
-                dense = self._vectors.search(namespace, vector, self._config.dense_k)
-            else:
-                allowed = catalog.filtered_chunk_ids(db, namespace, filters, EXACT_FILTER_LIMIT)
-                if len(allowed) <= EXACT_FILTER_LIMIT:
-                    dense = self._vectors.search(namespace, vector, self._config.dense_k, within=allowed)
-                else:
-                    dense = self._vectors.search(namespace, vector, self._config.dense_k * _OVERFETCH)
-        found = lexical.search(db, namespace, terms, self._config.lexical_k, filters)
-        rows = catalog.chunk_rows(db, namespace, list({h.chunk_id for h in [*dense, *found]}), filters)
+        pending = self._pool.submit(self._lexical, namespace, terms, filters)
+        try:
+            dense = self._dense(query, namespace, filters)
+        finally:
+            side = pending.result()
+        db = self._store.db
+        rows = dict(side.rows)
+        terms_of = dict(side.terms_of)
+        # Only what the lexical worker did not already read: the chunks that dense alone found.
+        more = catalog.chunk_rows(db, namespace, list({h.chunk_id for h in dense} - side.found), filters)
+        rows.update(more)
+        terms_of.update(lexical.terms_of(db, more.values()))
         # Dense hits that the filter (or a concurrent delete) removed drop out; ranks are recounted.
         dense = [RetrieverHit(h.chunk_id, i, h.score) for i, h in enumerate(
             (h for h in dense if h.chunk_id in rows), 1)][: self._config.dense_k]
-        lexical_hits = [h for h in found if h.chunk_id in rows]
+        lexical_hits = [h for h in side.hits if h.chunk_id in rows]
         return Retrieved(
             query=query, terms=terms, cjk_share=cjk_share(query), temporal=asks_about_time(query),
-            idf=MappingProxyType(idf(total, frequencies)), dense=tuple(dense), lexical=tuple(lexical_hits),
-            rows=MappingProxyType(rows), terms_of=MappingProxyType(lexical.terms_of(db, rows.values())),
+            idf=MappingProxyType(idf(side.total, side.frequencies)), dense=tuple(dense), lexical=tuple(lexical_hits),
+            rows=MappingProxyType(rows), terms_of=MappingProxyType(terms_of),
         )
+
+    def close(self) -> None:
+        """Stop the lexical worker threads (searches after this fail)."""
+        self._pool.shutdown(wait=True)
+
+    def _lexical(self, namespace: str, terms: tuple[str, ...], filters: SearchFilters) -> _LexicalSide:
+        db = self._store.db  # this worker thread's own connection
+        total, frequencies = lexical.frequencies(db, terms)
+        matched = lexical.affordable(terms, frequencies, self._config.lexical_max_postings)
+        hits = lexical.search(db, namespace, matched, self._config.lexical_k, filters)
+        found = {h.chunk_id for h in hits}
+        rows = catalog.chunk_rows(db, namespace, list(found), filters)
+        return _LexicalSide(total, frequencies, hits, frozenset(found), rows, lexical.terms_of(db, rows.values()))
+
+    def _dense(self, query: str, namespace: str, filters: SearchFilters) -> list[RetrieverHit]:
+        # A query without a letter or digit ("？！", "") asks nothing; MiniLM would still find neighbours for it.
+        if not any(ch.isalnum() for ch in query):
+            return []
+        vector = self._embedder.encode_query(query)
+        if filters.empty:
+            return self._vectors.search(namespace, vector, self._config.dense_k)
+        allowed = catalog.filtered_chunk_ids(self._store.db, namespace, filters, EXACT_FILTER_LIMIT)
+        if len(allowed) <= EXACT_FILTER_LIMIT:
+            return self._vectors.search(namespace, vector, self._config.dense_k, within=allowed)
+        return self._vectors.search(namespace, vector, self._config.dense_k * _OVERFETCH)
 
     def rank(self, retrieved: Retrieved, k: int, *, reranked: bool = True) -> tuple[Weights, list[Snippet]]:
         """Fuse (and unless told otherwise rerank) the candidates; the k best as snippets."""
@@ -112,40 +153,77 @@ class Searcher:
             ranked = rerank(candidates, retrieved.idf, self._clock(), retrieved.temporal, self._config, k)
         else:
             ranked = [Ranked(c, c.fused.score, 0.0, 1.0) for c in candidates]
-        return weights, [self._snippet(r, retrieved) for r in ranked[:k]]
+        hits = {name: {h.chunk_id: h for h in found}
+                for name, found in (("dense", retrieved.dense), ("lexical", retrieved.lexical))}
+        return weights, [_snippet(retrieved.rows[r.candidate.fused.chunk_id], r.score, _why(r, hits))
+                         for r in ranked[:k]]
 
     def explain(self, query: str, namespace: str, k: int, filters: SearchFilters) -> SearchExplanation:
         """Search, keeping each retriever's list next to the result."""
         retrieved = self.retrieve(query, namespace, filters)
         weights, snippets = self.rank(retrieved, k)
+        snippets = self._with_neighbours(namespace, snippets, retrieved.rows, k, filters)
         return SearchExplanation(
             query=query, terms=retrieved.terms, cjk_share=retrieved.cjk_share, temporal=retrieved.temporal,
             dense_weight=weights.dense, lexical_weight=weights.lexical, dense=retrieved.dense,
             lexical=retrieved.lexical, results=tuple(snippets),
         )
 
-    @staticmethod
-    def _snippet(ranked: Ranked, retrieved: Retrieved) -> Snippet:
-        fused: Fused = ranked.candidate.fused
-        row = retrieved.rows[fused.chunk_id]
-        why: dict[str, object] = {
-            "fused": round(fused.score, 4), "coverage": round(ranked.coverage, 4),
-            "recency": round(ranked.recency, 4),
-        }
-        for name, hits in (("dense", retrieved.dense), ("lexical", retrieved.lexical)):
-            for hit in hits:
-                if hit.chunk_id == fused.chunk_id:
-                    why[name] = {"rank": hit.rank, "score": round(hit.score, 4)}
-                    break
-        if ranked.duplicate_of:
-            why["duplicate_of"] = ranked.duplicate_of
-        if ranked.superseded_by:
-            why["superseded_by"] = ranked.superseded_by
-        return Snippet(
-            tier="experience", id=row.id, text=indexed_text(row.text, row.heading, row.speaker), score=round(math.tanh(max(0.0, ranked.score)), 4),
-            tokens=row.tokens, source=row.source or row.title or row.doc_id, updated_at=row.updated_at,
-            doc_id=row.doc_id, metadata=MappingProxyType(json.loads(row.metadata)), why=MappingProxyType(why),
-        )
+    def _with_neighbours(
+        self, namespace: str, snippets: list[Snippet], rows: Mapping[str, ChunkRow], k: int, filters: SearchFilters
+    ) -> list[Snippet]:
+        """Add the turns just before and after the best conversation turns, at a share of their score.
+
+        An answer often sits in the reply to the turn that matched (or the question before it); a neighbour
+        scores neighbour_weight × its seed's score unless it already scored higher on its own.
+        """
+        weight, count = self._config.neighbour_weight, self._config.neighbour_seeds
+        if weight <= 0 or count <= 0 or not snippets:
+            return snippets
+        seeds = [rows[s.id] for s in snippets[:count] if rows[s.id].kind == "memory"]
+        if not seeds:
+            return snippets
+        db = self._store.db
+        around = catalog.neighbour_turns(db, namespace, seeds, self._config.neighbour_window_s)
+        wanted = {n for ids in around.values() for n in ids}
+        found = catalog.chunk_rows(db, namespace, sorted(wanted), filters)
+        by_id = {s.id: s for s in snippets}
+        for seed in snippets[:count]:
+            for neighbour in around.get(seed.id, ()):
+                row = found.get(neighbour)
+                score = seed.score * weight
+                if row is None or (neighbour in by_id and by_id[neighbour].score >= score):
+                    continue
+                by_id[neighbour] = _snippet(row, math.atanh(min(score, 0.999999)), {"neighbour_of": seed.id})
+        merged = sorted(by_id.values(), key=lambda s: (-s.score, s.id))
+        return merged[:k]
+
+
+def _why(ranked: Ranked, hits: Mapping[str, Mapping[str, RetrieverHit]]) -> dict[str, object]:
+    chunk_id = ranked.candidate.fused.chunk_id
+    why: dict[str, object] = {
+        "fused": round(ranked.candidate.fused.score, 4), "coverage": round(ranked.coverage, 4),
+        "recency": round(ranked.recency, 4),
+    }
+    for name, by_id in hits.items():
+        hit = by_id.get(chunk_id)
+        if hit is not None:
+            why[name] = {"rank": hit.rank, "score": round(hit.score, 4)}
+    if ranked.duplicate_of:
+        why["duplicate_of"] = ranked.duplicate_of
+    if ranked.superseded_by:
+        why["superseded_by"] = ranked.superseded_by
+    return why
+
+
+def _snippet(row: ChunkRow, score: float, why: Mapping[str, object]) -> Snippet:
+    """The snippet of a chunk; `score` is the reranked score, shown as tanh(score) in 0..1."""
+    return Snippet(
+        tier="experience", id=row.id, text=indexed_text(row.text, row.heading, row.speaker),
+        score=round(math.tanh(max(0.0, score)), 4), tokens=row.tokens, source=row.source or row.title or row.doc_id,
+        updated_at=row.updated_at, doc_id=row.doc_id, metadata=MappingProxyType(json.loads(row.metadata)),
+        why=MappingProxyType(dict(why)),
+    )
 
 
 def _group(row: ChunkRow) -> str:

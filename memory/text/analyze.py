@@ -11,7 +11,7 @@ from typing import Any
 
 from memory.text.porter import porter_stem
 
-__all__ = ["cjk_share", "has_cjk", "query_terms", "terms"]
+__all__ = ["cjk_share", "has_cjk", "prepare", "query_terms", "terms"]
 
 _CJK_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK = re.compile(f"[{_CJK_CLASS}]")
@@ -44,6 +44,11 @@ def _jieba() -> Any:
                 jieba.initialize()
                 _jieba_ready = True
     return jieba
+
+
+def prepare() -> None:
+    """Load jieba's dictionary now (about a second), so that the first Chinese text does not wait for it."""
+    _jieba()
 
 
 def has_cjk(text: str) -> bool:

@@ -47,3 +47,13 @@ def test_cjk_share_counts_ideographs_among_letters(text: str, share: float) -> N
 )
 def test_porter_stems_match_the_published_algorithm(word: str, stem: str) -> None:
     assert porter_stem(word) == stem
+
+
+def test_prepare_loads_jieba_so_no_request_waits_for_it() -> None:
+    import jieba  # type: ignore[import-untyped]
+
+    from memory.text import prepare
+
+    prepare()
+    assert jieba.dt.initialized
+    assert terms("北京大学") == ["北京", "大学", "北京大学"]

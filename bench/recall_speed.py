@@ -1,0 +1,156 @@
+"""recall() latency through the library and through REST, against the floor, at 1k / 10k / 100k chunks.
+
+The floor, measured in the same run on the same collection: one query embedding by the real model plus one raw
+Chroma query for dense_k neighbours. Stores are built from real text (SciFact and CMRC sentences, so FTS5 and
+jieba see real words) with synthetic vectors (bench.experience_scale.SyntheticEncoder: Chroma's cost without
+the model's); queries are embedded by the real model. Every phase uses its own queries, so the embedder's query
+cache never answers. Stores are kept under bench/.cache/speed-N and reused by later runs.
+
+    .venv/bin/python -m bench.recall_speed [--sizes 1000 10000 100000] [--queries 60] [--budget 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from bench._recall_service import Service, ServiceError, _free_port
+from bench.experience_scale import SyntheticEncoder, fill, sentence_pool
+from memory.clock import utc_now
+from memory.config import Config, load_config
+from memory.embed import Embedder, load_embedder
+from memory.experience.dense import VectorIndex
+from memory.experience.store import DocumentWriter
+from memory.service import Memory
+from memory.store import collection_name, open_store
+from memory.tokens import get_counter
+
+_ROOT = Path(__file__).resolve().parent.parent
+_CACHE = _ROOT / "bench" / ".cache"
+NAMESPACE = "speed"
+_WARMUP = 5
+
+
+def _config(size: int) -> Config:
+    return load_config().replace("service", data_dir=str(_CACHE / f"speed-{size}"))
+
+
+def build(size: int, embedder: Embedder, pool: Sequence[str]) -> Config:
+    """The store of `size` chunks (two per document), built once and then reused."""
+    config = _config(size)
+    done = Path(config.service.data_dir) / "built"
+    if done.exists():
+        return config
+    rng = random.Random(size)
+    store = open_store(config, embedder.identity)
+    writer = DocumentWriter(store, VectorIndex(store), SyntheticEncoder(embedder.dimension), get_counter(), utc_now)
+    start = time.perf_counter()
+    fill(writer, NAMESPACE, size, rng, pool)
+    store.close()
+    done.write_text(f"{size}\n")
+    print(f"built {size:,} chunks in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    return config
+
+
+def _timed(calls: Sequence[Callable[[], object]]) -> list[float]:
+    for call in calls[:_WARMUP]:
+        call()
+    out = []
+    for call in calls[_WARMUP:]:
+        start = time.perf_counter()
+        call()
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def _p(samples: Sequence[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _serve(config: Config) -> tuple[subprocess.Popen[bytes], Service]:
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(_ROOT)}
+    log = Path(config.service.data_dir) / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [str(_ROOT / ".venv" / "bin" / "memory"), "serve", "--data", config.service.data_dir, "--port", str(port)],
+            stdout=out, stderr=subprocess.STDOUT, cwd=_ROOT, env=env,
+        )
+    service = Service(f"http://127.0.0.1:{port}")
+    try:
+        service.wait_healthy(300.0, process)
+    except ServiceError:
+        process.kill()
+        raise
+    return process, service
+
+
+def measure(size: int, embedder: Embedder, queries: list[list[str]], budget: int) -> dict[str, list[float]]:
+    """Floor, library and REST latencies (ms) on the store of `size` chunks."""
+    config = build(size, embedder, sentence_pool())
+    out: dict[str, list[float]] = {}
+    with Memory(config, embedder=embedder) as memory:
+        # The raw Chroma handle, not the store's LiveCollection wrapper: the floor is Chroma alone.
+        collection = memory.store.chroma.get_collection(
+            collection_name(NAMESPACE, generation=memory.store.generation), embedding_function=None
+        )
+        dense_k = config.retrieval.dense_k
+
+        def floor(q: str) -> None:
+            collection.query(query_embeddings=embedder.encode_query(q)[None, :], n_results=dense_k,
+                             include=["distances"])
+
+        out["floor"] = _timed([lambda q=q: floor(q) for q in queries[0]])
+        out["library"] = _timed([lambda q=q: memory.recall(q, budget, NAMESPACE) for q in queries[1]])
+        out["floor again"] = _timed([lambda q=q: floor(q) for q in queries[2]])
+    process, service = _serve(config)
+    try:
+        out["rest"] = _timed([lambda q=q: service.recall(NAMESPACE, q, budget) for q in queries[3]])
+    finally:
+        service.close()
+        process.terminate()
+        process.wait(timeout=30)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000], help="store sizes (chunks)")
+    parser.add_argument("--queries", type=int, default=60, help="timed queries per phase (after 5 warm-up ones)")
+    parser.add_argument("--budget", type=int, default=1000, help="recall budget in tokens")
+    args = parser.parse_args(argv)
+    embedder = load_embedder(load_config().embedding)
+    pool = sentence_pool()
+    rng = random.Random(7)
+    per_phase = args.queries + _WARMUP
+    # Distinct queries for every phase of every size: the embedder's query cache must never answer.
+    needed = per_phase * 4 * len(args.sizes)
+    texts = list(dict.fromkeys(" ".join(s.split()[:8]) for s in rng.sample(pool, needed * 2)))[:needed]
+    rows = []
+    for n, size in enumerate(args.sizes):
+        mine = texts[n * per_phase * 4:(n + 1) * per_phase * 4]
+        queries = [mine[i * per_phase:(i + 1) * per_phase] for i in range(4)]
+        got = measure(size, embedder, queries, args.budget)
+        floor = got["floor"] + got["floor again"]  # before and after the library phase, so drift shows in both
+        f50 = statistics.median(floor)
+        lib50 = statistics.median(got["library"])
+        rows.append(
+            f"| {size:,} | {f50:.1f} / {_p(floor, 0.95):.1f} | {lib50:.1f} / {_p(got['library'], 0.95):.1f} "
+            f"| {lib50 / f50:.2f}× | {statistics.median(got['rest']):.1f} / {_p(got['rest'], 0.95):.1f} |"
+        )
+    print(f"\nrecall(query, budget={args.budget}) latency, ms p50 / p95, {args.queries} queries per phase")
+    print("| chunks | floor (embed + Chroma) | library recall | library p50 ÷ floor p50 | REST recall (loopback) |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
