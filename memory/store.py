@@ -6,7 +6,6 @@ import hashlib
 import sqlite3
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import sqlite_utils

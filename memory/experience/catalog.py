@@ -118,7 +118,8 @@ def neighbour_turns(
     out: dict[str, list[str]] = {}
     for turn in turns:
         moment = parse_iso(turn.updated_at, "updated_at")
-        low, high = to_iso(moment - timedelta(seconds=window_seconds)), to_iso(moment + timedelta(seconds=window_seconds))
+        window = timedelta(seconds=window_seconds)
+        low, high = to_iso(moment - window), to_iso(moment + window)
         found = []
         for sql in (_BEFORE, _AFTER):
             row = db.execute(sql, {"ns": namespace, "at": turn.updated_at, "rowid": turn.rowid, "low": low,

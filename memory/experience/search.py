@@ -18,11 +18,10 @@ from types import MappingProxyType
 from memory.clock import Clock
 from memory.config import RetrievalConfig
 from memory.experience import catalog, lexical
-from memory.text.analyze import cjk_share, query_terms
 from memory.experience.catalog import ChunkRow
 from memory.experience.dense import VectorIndex
 from memory.experience.freshness import asks_about_time
-from memory.experience.fuse import Fused, Weights, fuse, idf
+from memory.experience.fuse import Weights, fuse, idf
 from memory.experience.model import (
     RetrieverHit,
     SearchExplanation,
@@ -33,6 +32,7 @@ from memory.experience.rerank import Candidate, Ranked, rerank
 from memory.experience.store import Encoder
 from memory.recall.model import Snippet
 from memory.store import Store
+from memory.text.analyze import cjk_share, query_terms
 
 __all__ = ["EXACT_FILTER_LIMIT", "Retrieved", "Searcher"]
 
@@ -194,7 +194,8 @@ class Searcher:
                 score = seed.score * weight
                 if row is None or (neighbour in by_id and by_id[neighbour].score >= score):
                     continue
-                by_id[neighbour] = _snippet(row, math.atanh(min(score, 0.999999)), {"neighbour_of": seed.id})
+                own = by_id[neighbour].why if neighbour in by_id else {}  # its own ranks, if it had any
+                by_id[neighbour] = _snippet(row, math.atanh(min(score, 0.999999)), {**own, "neighbour_of": seed.id})
         merged = sorted(by_id.values(), key=lambda s: (-s.score, s.id))
         return merged[:k]
 

@@ -89,7 +89,7 @@ class Recaller:
             result = pack(candidates, budget, self._config.recall, self._counter, min_score=min_score, now=now)
             # One-shot task items are consumed only once they are in the block; one that did not fit stays for a
             # later turn. One that a concurrent call consumed first is dropped and the block packed again.
-            shown = {item.snippet.key for item in result.items if _one_shot(item.snippet)} - won
+            shown = {str(item.snippet.key) for item in result.items if _one_shot(item.snippet)} - won
             won |= self._tasks.consume(namespace, sorted(shown)) if shown else set()
             lost = shown - won
             if not lost:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.experience import ExperienceMemory, MemoryTurn
-from memory.experience import catalog
+from memory.experience import ExperienceMemory, MemoryTurn, catalog
 from tests.experience.conftest import add
 
 ENGLISH_TALK = [
