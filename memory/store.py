@@ -94,6 +94,8 @@ class Store:
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            # Deleted content is overwritten, not left in free pages: a forgotten memory must not stay on disk.
+            conn.execute("PRAGMA secure_delete=ON")
             with self._connections_lock:
                 self._connections.append(conn)
             db = sqlite_utils.Database(conn)
