@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from memory.store import Store
+__all__ = ["LiveCollection", "LiveCollections", "SharedLock"]
 
-__all__ = ["LiveCollection", "SharedLock"]
+# Opens a Chroma collection by (name, namespace, create); None when it is absent and create is False.
+Opener = Callable[[str, str, bool], Any | None]
 
 
 class SharedLock:
@@ -51,6 +51,47 @@ class SharedLock:
                 self._state.notify_all()
 
 
+class LiveCollections:
+    """The live handles of one store: which collections were dropped or written, and the lock around drops."""
+
+    def __init__(self, open_collection: Opener, delete_collection: Callable[[str], None]) -> None:
+        self.lock = SharedLock()
+        self._open = open_collection
+        self._delete = delete_collection
+        self._drops: dict[str, int] = {}  # collection name -> how many times it was dropped
+        self._written: set[str] = set()  # collections written to since this process opened or created them
+
+    def handle(self, name: str, namespace: str) -> LiveCollection:
+        """A handle on collection `name` (which may not exist yet)."""
+        return LiveCollection(self, name, namespace)
+
+    def drop(self, name: str) -> None:
+        """Delete the collection, waiting for calls on it that are under way; absent already is fine."""
+        with self.lock.exclusive():
+            self._drops[name] = self._drops.get(name, 0) + 1
+            self._written.discard(name)
+            try:
+                self._delete(name)
+            except Exception:  # absent already: nothing to delete
+                pass
+
+    def drops(self, name: str) -> int:
+        """How many times the collection was dropped in this process."""
+        return self._drops.get(name, 0)
+
+    def open(self, name: str, namespace: str, create: bool) -> Any | None:
+        """The raw Chroma handle; None when absent and not created."""
+        return self._open(name, namespace, create)
+
+    def written(self, name: str) -> bool:
+        """Whether the collection had its first write in this process (since its last drop)."""
+        return name in self._written
+
+    def mark_written(self, name: str) -> None:
+        """Record the collection's first write."""
+        self._written.add(name)
+
+
 class LiveCollection:
     """A Chroma collection handle that stays valid when its collection is dropped (a namespace forgotten).
 
@@ -60,37 +101,37 @@ class LiveCollection:
     write of a new collection ("Error creating hnsw segment reader: Nothing found on disk").
     """
 
-    def __init__(self, store: Store, name: str, namespace: str) -> None:
+    def __init__(self, collections: LiveCollections, name: str, namespace: str) -> None:
         self.name = name
-        self._store = store
+        self._collections = collections
         self._namespace = namespace
         self._handle: Any | None = None
-        self._drops = -1
+        self._seen_drops = -1
 
     def _current(self, create: bool) -> Any | None:
-        """The live Chroma handle (under the store's shared drop lock); None if there is no collection."""
-        drops = self._store._drops.get(self.name, 0)
-        if self._handle is None or drops != self._drops:
-            self._handle = self._store._chroma_collection(self.name, self._namespace, create)
-            self._drops = drops
+        """The live Chroma handle (under the shared drop lock); None if there is no collection."""
+        drops = self._collections.drops(self.name)
+        if self._handle is None or drops != self._seen_drops:
+            self._handle = self._collections.open(self.name, self._namespace, create)
+            self._seen_drops = drops
         return self._handle
 
     def _call(self, method: str, create: bool, absent: Any, **kwargs: Any) -> Any:
-        with self._store._drop_lock.shared():
+        with self._collections.lock.shared():
             handle = self._current(create)
             return absent if handle is None else getattr(handle, method)(**kwargs)
 
     def _write(self, method: str, **kwargs: Any) -> None:
-        if self.name in self._store._written:
+        if self._collections.written(self.name):
             self._call(method, True, None, **kwargs)
             return
-        with self._store._drop_lock.exclusive():
+        with self._collections.lock.exclusive():
             getattr(self._current(True), method)(**kwargs)
-            self._store._written.add(self.name)
+            self._collections.mark_written(self.name)
 
     def exists(self, create: bool = False) -> bool:
         """Whether the collection is there (created first with `create`)."""
-        with self._store._drop_lock.shared():
+        with self._collections.lock.shared():
             return self._current(create) is not None
 
     def add(self, **kwargs: Any) -> None:

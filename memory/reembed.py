@@ -18,6 +18,7 @@ import numpy as np
 from memory.config import Config
 from memory.embed import EmbedderIdentity
 from memory.errors import StoreError
+from memory.experience.dense import collection_ids
 from memory.experience.model import indexed_text
 from memory.store import Store, StoreIdentity, collection_name, stored_identity
 
@@ -123,14 +124,7 @@ def _encode_into(store: Store, collection: Any, embedder: DocumentEncoder, ids: 
 def _reconcile(store: Store, collection: Any, embedder: DocumentEncoder, namespace: str) -> int:
     """Match the new collection to SQLite once more: chunks written or deleted meanwhile are caught here."""
     known = {r[0] for r in store.db.execute("SELECT id FROM chunks WHERE namespace = ?", [namespace]).fetchall()}
-    present: set[str] = set()
-    offset = 0
-    while True:
-        got = collection.get(include=[], limit=_CHROMA_BATCH, offset=offset)
-        present.update(got["ids"])
-        if len(got["ids"]) < _CHROMA_BATCH:
-            break
-        offset += _CHROMA_BATCH
+    present = collection_ids(collection)
     strays = sorted(present - known)
     for start in range(0, len(strays), _CHROMA_BATCH):
         collection.delete(ids=strays[start:start + _CHROMA_BATCH])

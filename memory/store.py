@@ -13,7 +13,7 @@ import sqlite_utils
 from memory.config import Config
 from memory.embed import EmbedderIdentity
 from memory.errors import StoreError, StoreMismatchError
-from memory.live_collection import LiveCollection, SharedLock
+from memory.live_collection import LiveCollection, LiveCollections
 from memory.schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["LiveCollection", "Store", "StoreIdentity", "open_store", "collection_name", "stored_identity"]
@@ -74,9 +74,7 @@ class Store:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         # A collection dropped while another thread holds its handle must not break that thread (see LiveCollection).
-        self._drop_lock = SharedLock()
-        self._drops: dict[str, int] = {}  # collection name -> how many times it was dropped
-        self._written: set[str] = set()  # collections written to since this process opened or created them
+        self._live = LiveCollections(self._chroma_collection, lambda name: self.chroma.delete_collection(name))
         db = self.db
         self._migrate(db)
         self._check_identity(db)
@@ -161,7 +159,7 @@ class Store:
     def collection(self, namespace: str, create: bool = True, generation: int | None = None) -> Any | None:
         """The vector collection of a namespace (cosine space, our own vectors only); None if absent."""
         name = collection_name(namespace, generation=self.generation if generation is None else generation)
-        live = LiveCollection(self, name, namespace)
+        live = self._live.handle(name, namespace)
         return live if live.exists(create) else None
 
     def _chroma_collection(self, name: str, namespace: str, create: bool) -> Any | None:
@@ -180,13 +178,7 @@ class Store:
     def drop_collection(self, namespace: str, generation: int | None = None) -> None:
         """Delete a namespace's vectors entirely (waiting for calls on its collection that are under way)."""
         name = collection_name(namespace, generation=self.generation if generation is None else generation)
-        with self._drop_lock.exclusive():
-            self._drops[name] = self._drops.get(name, 0) + 1
-            self._written.discard(name)
-            try:
-                self.chroma.delete_collection(name)
-            except Exception:  # absent already: nothing to delete
-                pass
+        self._live.drop(name)
 
     def collection_names(self) -> list[str]:
         """The names of every Chroma collection of this store, of every generation."""

@@ -12,9 +12,21 @@ from memory.errors import StoreError
 from memory.experience.model import RetrieverHit
 from memory.store import Store
 
-__all__ = ["VectorIndex"]
+__all__ = ["VectorIndex", "collection_ids"]
 
 _BATCH = 2000  # below Chroma's max batch size (5461 here), and small enough to keep memory flat
+
+
+def collection_ids(collection: Any) -> set[str]:
+    """Every id in a Chroma collection, read in pages."""
+    out: set[str] = set()
+    offset = 0
+    while True:
+        got = collection.get(include=[], limit=_BATCH, offset=offset)
+        out.update(got["ids"])
+        if len(got["ids"]) < _BATCH:
+            return out
+        offset += _BATCH
 
 
 class VectorIndex:
@@ -77,16 +89,7 @@ class VectorIndex:
     def ids(self, namespace: str) -> set[str]:
         """Every chunk id that has a vector in the namespace."""
         collection = self._collection(namespace, create=False)
-        if collection is None:
-            return set()
-        out: set[str] = set()
-        offset = 0
-        while True:
-            got = collection.get(include=[], limit=_BATCH, offset=offset)
-            out.update(got["ids"])
-            if len(got["ids"]) < _BATCH:
-                return out
-            offset += _BATCH
+        return set() if collection is None else collection_ids(collection)
 
     def search(
         self, namespace: str, vector: np.ndarray, k: int, within: Sequence[str] | None = None
