@@ -1,4 +1,4 @@
-"""The real service for a benchmark: started as a subprocess (or reached at a URL) and spoken to over the v1 contract."""
+"""The real service for a benchmark: started as a subprocess (or reached at a URL), spoken to over the v1 contract."""
 
 from __future__ import annotations
 
@@ -100,8 +100,12 @@ class Service:
 
 
 @contextmanager
-def running_service(url: str | None, config_toml: str = "", log: Path | None = None) -> Iterator[Service]:
-    """The service at `url`, or a fresh `memory serve` on a temporary data dir and free port, always stopped after."""
+def running_service(url: str | None, config_toml: str = "", log: Path | None = None,
+                    data_dir: Path | None = None) -> Iterator[Service]:
+    """The service at `url`, or a `memory serve` on a free port, always stopped after.
+
+    The started service keeps its store in `data_dir` (left in place) or in a temporary folder (removed).
+    """
     if url:
         service = Service(url)
         try:
@@ -115,7 +119,8 @@ def running_service(url: str | None, config_toml: str = "", log: Path | None = N
     config.write_text(config_toml, encoding="utf-8")
     port = _free_port()
     log = log or workdir / "server.log"
-    command = [str(_MEMORY), "serve", "--data", str(workdir / "data"), "--port", str(port), "--config", str(config)]
+    data = data_dir or workdir / "data"
+    command = [str(_MEMORY), "serve", "--data", str(data), "--port", str(port), "--config", str(config)]
     with log.open("wb") as out:
         # The console script may not see the project root (where api/ lives) on its path; put it there.
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}

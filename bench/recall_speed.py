@@ -12,16 +12,14 @@ cache never answers. Stores are kept under bench/.cache/speed-N and reused by la
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench._recall_service import Service, ServiceError, _free_port
+from bench._recall_service import running_service
 from bench.experience_scale import SyntheticEncoder, fill, sentence_pool
 from memory.clock import utc_now
 from memory.config import Config, load_config
@@ -75,24 +73,6 @@ def _p(samples: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _serve(config: Config) -> tuple[subprocess.Popen[bytes], Service]:
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(_ROOT)}
-    log = Path(config.service.data_dir) / "server.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [str(_ROOT / ".venv" / "bin" / "memory"), "serve", "--data", config.service.data_dir, "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT, cwd=_ROOT, env=env,
-        )
-    service = Service(f"http://127.0.0.1:{port}")
-    try:
-        service.wait_healthy(300.0, process)
-    except ServiceError:
-        process.kill()
-        raise
-    return process, service
-
-
 def measure(size: int, embedder: Embedder, queries: list[list[str]], budget: int) -> dict[str, list[float]]:
     """Floor, library and REST latencies (ms) on the store of `size` chunks."""
     config = build(size, embedder, sentence_pool())
@@ -111,13 +91,8 @@ def measure(size: int, embedder: Embedder, queries: list[list[str]], budget: int
         out["floor"] = _timed([lambda q=q: floor(q) for q in queries[0]])
         out["library"] = _timed([lambda q=q: memory.recall(q, budget, NAMESPACE) for q in queries[1]])
         out["floor again"] = _timed([lambda q=q: floor(q) for q in queries[2]])
-    process, service = _serve(config)
-    try:
+    with running_service(None, data_dir=Path(config.service.data_dir)) as service:
         out["rest"] = _timed([lambda q=q: service.recall(NAMESPACE, q, budget) for q in queries[3]])
-    finally:
-        service.close()
-        process.terminate()
-        process.wait(timeout=30)
     return out
 
 
