@@ -65,11 +65,14 @@ def rerank(
 ) -> list[Ranked]:
     """Fused score blended with coverage, times recency; then, among the top 2k+10, newer-first and duplicates."""
     scored = []
+    freshness: dict[str, float] = {}  # candidates share few distinct times (a document's chunks, a session)
     for c in candidates:
         cover = coverage(c.terms, idf)
         base = (1.0 - config.coverage_weight) * c.fused.score + config.coverage_weight * cover
         # A query about a time ("when", "去年", "2023") wants old snippets as much as new ones.
-        fresh = decay(c.updated_at, now, config.recency_half_life_days)
+        fresh = freshness.get(c.updated_at)
+        if fresh is None:
+            fresh = freshness[c.updated_at] = decay(c.updated_at, now, config.recency_half_life_days)
         recency = 1.0 if temporal else 1.0 - config.recency_weight + config.recency_weight * fresh
         scored.append(Ranked(c, base * recency, cover, recency))
     ranked = _order(scored)

@@ -25,15 +25,22 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> list[tupl
     order puts rare terms first, so prefixes rarely collide.
     """
     frequency = Counter(chain.from_iterable(sets))
+    shared = frozenset(term for term, count in frequency.items() if count > 1)
     postings: dict[str, list[int]] = defaultdict(list)
     candidates: set[tuple[int, int]] = set()
     for j, terms in enumerate(sets):
         if not terms:
             continue
         size = len(terms) - math.ceil(threshold * len(terms)) + 1
+        # Terms no other set holds come first in the order and can match nothing: only the shared terms that
+        # still fall inside the prefix are worth indexing (none, for most sets: they are skipped unsorted).
+        common = terms & shared
+        size -= len(terms) - len(common)
+        if size <= 0:
+            continue
         # Rarest first, ties by the term: a stable sort by frequency of the alphabetically sorted terms
         # (twice as fast as a heap with a Python key function).
-        for term in sorted(sorted(terms), key=frequency.__getitem__)[:size]:
+        for term in sorted(sorted(common), key=frequency.__getitem__)[:size]:
             for i in postings[term]:
                 # Jaccard >= t also needs the smaller set to hold at least t of the larger one's terms.
                 if threshold * max(len(terms), len(sets[i])) <= min(len(terms), len(sets[i])):
