@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from memory.clock import Clock
@@ -20,6 +21,8 @@ from memory.tokens import TokenCounter
 __all__ = ["Recaller", "parse_filters"]
 
 _FILTER_KEYS = ("project", "tags", "source", "kind", "updated_from", "updated_to")
+# Experience candidates are cut once their tokens add up to this many budgets (see _enough).
+_CANDIDATE_BUDGETS = 3
 
 
 def parse_filters(filters: Mapping[str, Any] | SearchFilters | None) -> SearchFilters:
@@ -79,10 +82,14 @@ class Recaller:
         candidates = list(self._facts.snippets(namespace, query, tuple(scopes)))
         if task_id:
             candidates.extend(self._tasks.snippets(namespace, task_id, query_terms(query), consume=False))
+        beyond = 0
         if query.strip():
             # Enough experience candidates to fill the budget with short turns, bounded for latency.
             k = max(10, min(100, budget // 20))
-            candidates.extend(self._experience.search(query, namespace, k, search_filters))
+            found = self._experience.search(query, namespace, k, search_filters)
+            usable = _enough(found, _CANDIDATE_BUDGETS * budget)
+            candidates.extend(usable)
+            beyond = len(found) - len(usable)
         now = self._clock()
         won: set[str] = set()
         while True:  # ends: each pass that loses a race drops at least one candidate
@@ -93,8 +100,26 @@ class Recaller:
             won |= self._tasks.consume(namespace, sorted(shown)) if shown else set()
             lost = shown - won
             if not lost:
+                if beyond:
+                    return replace(result, omitted=replace(
+                        result.omitted, over_budget=result.omitted.over_budget + beyond))
                 return result
             candidates = [c for c in candidates if not (_one_shot(c) and c.key in lost)]
+
+
+def _enough(snippets: Sequence[Snippet], tokens: int) -> list[Snippet]:
+    """The best snippets while their tokens (each counted up to `tokens`) add up to at most `tokens`.
+
+    Packing fills the budget best first and then tries smaller snippets below one that did not fit; snippets
+    past a few budgets' worth of better ones rarely get in, and comparing and counting them costs every call.
+    """
+    ordered = sorted(snippets, key=lambda s: (-s.score, s.id))
+    spent = 0
+    for index, snippet in enumerate(ordered):
+        spent += min(snippet.tokens, tokens)
+        if spent > tokens and index > 0:
+            return ordered[:index]
+    return ordered
 
 
 def _one_shot(snippet: Snippet) -> bool:

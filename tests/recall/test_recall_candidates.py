@@ -1,0 +1,48 @@
+"""Experience candidates beyond a few budgets' worth of better ones are not packed, and are counted as over budget."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.experience import MemoryTurn
+from memory.service import Memory
+
+_CROPS = [("tomatoes", "番茄"), ("cucumbers", "黄瓜"), ("peppers", "辣椒"), ("beans", "豆角"), ("lettuce", "生菜"),
+          ("carrots", "胡萝卜"), ("eggplants", "茄子"), ("pumpkins", "南瓜")]
+_EN_HOW = ["deep watering twice a week", "a stake by June", "six hours of sun", "compost every month",
+           "mulch against weeds", "netting against birds", "a trellis on the south wall", "rain water only"]
+_EN_WHAT = ["gave ten kilos last year", "lost half the crop to slugs", "ripened late in September",
+            "split after the August storms", "did best in the raised bed", "needed a second sowing",
+            "were eaten by the neighbour's goat", "won a prize at the village show"]
+_ZH_HOW = ["每周浇两次透水", "六月前搭好支架", "每天晒六个小时太阳", "每个月追一次堆肥", "铺稻草防杂草", "罩网防鸟",
+           "靠南墙搭架子", "只浇雨水"]
+_ZH_WHAT = ["去年收了十公斤", "一半被蜗牛吃了", "九月才成熟", "八月暴雨后裂开了", "在高床里长得最好", "需要补种一次",
+            "被邻居家的羊吃了", "在村里评比得了奖"]
+# Eight different garden notes per language (no two near-duplicates), each 40-80 tokens.
+ENGLISH = [
+    f"Garden log, {crop}: they want {_EN_HOW[i]} and {_EN_HOW[(i + 3) % 8]}; this bed {_EN_WHAT[i]}, "
+    f"so next spring the {crop} move to plot {i + 1} beside the {_CROPS[(i + 1) % 8][0]}."
+    for i, (crop, _) in enumerate(_CROPS)
+]
+CHINESE = [
+    f"菜园记录，{crop}：要{_ZH_HOW[i]}，还要{_ZH_HOW[(i + 3) % 8]}；这块地的{crop}{_ZH_WHAT[i]}，"
+    f"明年春天把{crop}挪到第{i + 1}块地，挨着{_CROPS[(i + 1) % 8][1]}。"
+    for i, (_, crop) in enumerate(_CROPS)
+]
+
+
+@pytest.mark.parametrize(("texts", "query"), [(ENGLISH, "garden log bed plot spring"), (CHINESE, "菜园记录 明年春天")])
+def test_candidates_past_three_budgets_are_counted_not_packed(memory: Memory, texts: list[str], query: str) -> None:
+    memory.experience.add_memories("g", [MemoryTurn(t) for t in texts])
+    tight = memory.recall(query, 100, "g", min_score=0.0)
+    roomy = memory.recall(query, 4000, "g", min_score=0.0)
+    found = len(memory.experience.search(query, "g", 10))
+    assert found == len(texts)
+    for result in (tight, roomy):
+        omitted = result.omitted
+        shown = [item for item in result.items if item.snippet.tier == "experience"]
+        # Every candidate is accounted for: shown, or left out for a reason.
+        assert len(shown) + omitted.below_threshold + omitted.over_budget + omitted.duplicate == found
+    assert len(roomy.items) == len(texts) and roomy.omitted.over_budget == 0
+    # Budget 100: the best snippets up to 300 tokens are packed (one or two fit), the rest were never candidates.
+    assert 1 <= len(tight.items) <= 2 and tight.omitted.over_budget == len(texts) - len(tight.items)
