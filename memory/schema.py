@@ -114,5 +114,30 @@ def _v1(db: sqlite_utils.Database) -> None:
     )
 
 
-SCHEMA_VERSION = 1
-MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = ((1, _v1),)
+def _v2(db: sqlite_utils.Database) -> None:
+    """Chunks per namespace, kept by triggers, so a search knows in O(1) how much of the index is its own; and
+    each chunk's bullet cost (`line_tokens`, NULL for chunks written before: recall counts those itself)."""
+    db.executescript(
+        """
+        BEGIN;
+        CREATE TABLE IF NOT EXISTS namespace_chunks (namespace TEXT PRIMARY KEY, chunks INTEGER NOT NULL);
+        INSERT OR REPLACE INTO namespace_chunks (namespace, chunks)
+            SELECT namespace, count(*) FROM chunks GROUP BY namespace;
+        CREATE TRIGGER IF NOT EXISTS chunks_counted AFTER INSERT ON chunks BEGIN
+            INSERT INTO namespace_chunks (namespace, chunks) VALUES (new.namespace, 1)
+                ON CONFLICT (namespace) DO UPDATE SET chunks = chunks + 1;
+        END;
+        CREATE TRIGGER IF NOT EXISTS chunks_uncounted AFTER DELETE ON chunks BEGIN
+            UPDATE namespace_chunks SET chunks = chunks - 1 WHERE namespace = old.namespace;
+            DELETE FROM namespace_chunks WHERE namespace = old.namespace AND chunks <= 0;
+        END;
+        ALTER TABLE chunks ADD COLUMN line_tokens INTEGER;
+        -- Recorded in the same transaction: ADD COLUMN cannot run twice.
+        INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '2');
+        COMMIT;
+        """
+    )
+
+
+SCHEMA_VERSION = 2
+MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = ((1, _v1), (2, _v2))

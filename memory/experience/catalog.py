@@ -42,6 +42,7 @@ class ChunkRow:
     speaker: str | None
     kind: str
     metadata: str
+    line_tokens: int | None = None  # render.body_cost of the indexed text; NULL for chunks written before v2
 
 
 def _document(row: tuple[Any, ...]) -> DocumentInfo:
@@ -81,7 +82,7 @@ def chunk_rows(
         part = list(ids[start:start + 500])
         rows = db.execute(
             "SELECT c.rowid, c.id, c.doc_id, c.ordinal, c.text, c.heading, c.tokens, c.updated_at, d.title, d.source, "
-            "d.speaker, d.kind, d.metadata FROM chunks c "
+            "d.speaker, d.kind, d.metadata, c.line_tokens FROM chunks c "
             "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
             # The unary + keeps SQLite on the id index (else it may scan the namespace's whole updated_at index).
             f"WHERE +c.namespace = ? AND c.id IN ({','.join('?' * len(part))}) AND {where}",

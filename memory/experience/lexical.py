@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Sequence
 
 import sqlite_utils
@@ -13,12 +14,16 @@ from memory.experience.filters import filter_sql
 from memory.experience.model import RetrieverHit, SearchFilters
 
 __all__ = [
-    "MAX_QUERY_TERMS", "affordable", "forget", "frequencies", "index", "index_terms", "namespace_token", "remove",
+    "MAX_QUERY_TERMS", "OWN_INDEX_SHARE", "affordable", "forget", "frequencies", "index", "index_terms",
+    "namespace_share", "namespace_token", "remove",
     "search", "terms_of",
 ]
 
 # A 20 000-character query would otherwise become a MATCH of thousands of terms; the first ones are kept.
 MAX_QUERY_TERMS = 64
+# A namespace holding at least this share of the index's rows ranks without its namespace clause (measured at
+# 100k chunks in one namespace: the clause doubles the MATCH's cost).
+OWN_INDEX_SHARE = 0.5
 
 
 def namespace_token(namespace: str) -> str:
@@ -54,9 +59,11 @@ def forget(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
 
 
-def _match(namespace: str, query_terms: Sequence[str]) -> str:
+def _match(namespace: str | None, query_terms: Sequence[str]) -> str:
     # Every term is quoted, so no user text can be read as FTS5 syntax.
     ors = " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms[:MAX_QUERY_TERMS])
+    if namespace is None:
+        return f"terms : ({ors})"
     return f'ns : "{namespace_token(namespace)}" AND terms : ({ors})'
 
 
@@ -86,30 +93,67 @@ def search(
     query_terms: Sequence[str],
     k: int,
     filters: SearchFilters | None = None,
+    share: float = 0.0,
 ) -> list[RetrieverHit]:
-    """The k best chunks by BM25 over an OR of the query terms (score = -bm25(), higher is better)."""
+    """The k best chunks by BM25 over an OR of the query terms (score = -bm25(), higher is better).
+
+    `share` is the namespace's share of the index's rows (see `namespace_share`): when the namespace holds most
+    of the index, the ranking runs without the namespace clause and other namespaces' rows are dropped after it.
+    """
     if not query_terms or k <= 0:
         return []
-    params: list[object] = [_match(namespace, query_terms)]
     if filters is None or filters.empty:
+        if share >= OWN_INDEX_SHARE:
+            found = _search_own_index(db, namespace, query_terms, k, share)
+            if found is not None:
+                return found
         # Rank inside FTS5 first and join only the k winners (joining every match first costs 2x at 100k).
         sql = (
             "SELECT c.id, f.score FROM (SELECT rowid, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts "
             "WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?) f "
             "JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, c.id"
         )
-    else:
-        where, extra = filter_sql(filters)
-        sql = (
-            "SELECT c.id, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts "
-            "JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
-            f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score DESC, c.id LIMIT ?"
-        )
-        params.extend(extra)
-    params.append(k)
-    rows = db.execute(sql, params).fetchall()
+        return _hits(db.execute(sql, [_match(namespace, query_terms), k]).fetchall())
+    where, extra = filter_sql(filters)
+    sql = (
+        "SELECT c.id, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts "
+        "JOIN chunks c ON c.rowid = chunks_fts.rowid "
+        "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+        f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score DESC, c.id LIMIT ?"
+    )
+    return _hits(db.execute(sql, [_match(namespace, query_terms), *extra, k]).fetchall())
+
+
+def _hits(rows: Sequence[tuple[str, float]]) -> list[RetrieverHit]:
     return [RetrieverHit(chunk_id, rank, float(score)) for rank, (chunk_id, score) in enumerate(rows, 1)]
+
+
+def _search_own_index(
+    db: sqlite_utils.Database, namespace: str, query_terms: Sequence[str], k: int, share: float
+) -> list[RetrieverHit] | None:
+    """The namespace's k best, ranked without the namespace clause; None when the fetch saw too few of its rows.
+
+    Exact: BM25 scores do not depend on the clause (its column weighs 0), and the namespace's rows in the
+    whole index's ranking come in their own ranking's order, so the first k of them are its top k. Skipping
+    the clause saves intersecting the namespace token's postings (every row of the namespace) with the terms'.
+    """
+    limit = math.ceil(k / share) + k
+    sql = (
+        "SELECT c.id, f.score, c.namespace FROM (SELECT rowid, -bm25(chunks_fts, 1.0, 0.0) AS score "
+        "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?) f "
+        "JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, f.rowid"
+    )
+    rows = db.execute(sql, [_match(None, query_terms), limit]).fetchall()
+    own = [(chunk_id, score) for chunk_id, score, where in rows if where == namespace][:k]
+    if len(own) < k and len(rows) == limit:
+        return None  # other namespaces crowded the fetch: the namespace's own ranking may hold more
+    return _hits(sorted(own, key=lambda hit: (-hit[1], hit[0])))
+
+
+def namespace_share(db: sqlite_utils.Database, namespace: str, total: int) -> float:
+    """The namespace's share (0..1) of the `total` rows in the index."""
+    row = db.execute("SELECT chunks FROM namespace_chunks WHERE namespace = ?", [namespace]).fetchone()
+    return min(1.0, row[0] / total) if row and total > 0 else 0.0
 
 
 def frequencies(db: sqlite_utils.Database, query_terms: Sequence[str]) -> tuple[int, dict[str, int]]:

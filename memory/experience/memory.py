@@ -65,6 +65,7 @@ class ExperienceMemory:
         self._config = config
         self._clock = clock
         self._embedder = embedder
+        self._counter = counter
         self._vectors = VectorIndex(store)  # one handle cache shared by writes and searches
         self._writer = DocumentWriter(store, self._vectors, embedder, counter, clock)
         self._searcher = Searcher(store, self._vectors, embedder, config.retrieval, clock)
@@ -156,7 +157,7 @@ class ExperienceMemory:
 
     def repair(self, namespace: str | None = None) -> RepairReport:
         """Reconcile Chroma with SQLite after a crash: drop stray vectors, re-embed chunks that lack one."""
-        return repair(self._store, self._vectors, self._embedder, namespace)
+        return repair(self._store, self._vectors, self._embedder, self._counter, namespace)
 
     def search(
         self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None

@@ -92,15 +92,24 @@ class Searcher:
         """
         terms = query_terms(query)[: lexical.MAX_QUERY_TERMS]  # IDF and MATCH see the same terms
         pending = self._pool.submit(self._lexical, namespace, terms, filters)
+        db = self._store.db
+        rows: dict[str, ChunkRow] = {}
+        terms_of: dict[str, frozenset[str]] = {}
         try:
             dense = self._dense(query, namespace, filters)
+            if not pending.done():
+                # While FTS5 still runs (without the GIL), read the dense hits' rows here rather than after it.
+                rows = catalog.chunk_rows(db, namespace, [h.chunk_id for h in dense], filters)
+                terms_of = lexical.terms_of(db, rows.values())
         finally:
             side = pending.result()
-        db = self._store.db
-        rows = dict(side.rows)
-        terms_of = dict(side.terms_of)
-        # Only what the lexical worker did not already read: the chunks that dense alone found.
-        more = catalog.chunk_rows(db, namespace, list({h.chunk_id for h in dense} - side.found), filters)
+        rows.update(side.rows)
+        terms_of.update(side.terms_of)
+        # What neither thread read: the rows of the chunks that dense alone found (and that pass the filters).
+        more = catalog.chunk_rows(
+            db, namespace, [h.chunk_id for h in dense if h.chunk_id not in rows and h.chunk_id not in side.found],
+            filters,
+        )
         rows.update(more)
         terms_of.update(lexical.terms_of(db, more.values()))
         # Dense hits that the filter (or a concurrent delete) removed drop out; ranks are recounted.
@@ -121,7 +130,8 @@ class Searcher:
         db = self._store.db  # this worker thread's own connection
         total, frequencies = lexical.frequencies(db, terms)
         matched = lexical.affordable(terms, frequencies, self._config.lexical_max_postings)
-        hits = lexical.search(db, namespace, matched, self._config.lexical_k, filters)
+        share = lexical.namespace_share(db, namespace, total)
+        hits = lexical.search(db, namespace, matched, self._config.lexical_k, filters, share)
         found = {h.chunk_id for h in hits}
         rows = catalog.chunk_rows(db, namespace, list(found), filters)
         return _LexicalSide(total, frequencies, hits, frozenset(found), rows, lexical.terms_of(db, rows.values()))
@@ -223,7 +233,7 @@ def _snippet(row: ChunkRow, score: float, why: Mapping[str, object]) -> Snippet:
         tier="experience", id=row.id, text=indexed_text(row.text, row.heading, row.speaker),
         score=round(math.tanh(max(0.0, score)), 4), tokens=row.tokens, source=row.source or row.title or row.doc_id,
         updated_at=row.updated_at, doc_id=row.doc_id, metadata=MappingProxyType(json.loads(row.metadata)),
-        why=MappingProxyType(dict(why)),
+        why=MappingProxyType(dict(why)), body_tokens=row.line_tokens,
     )
 
 

@@ -28,6 +28,7 @@ from memory.experience.model import (
     DocumentResult,
     indexed_text,
 )
+from memory.recall.render import body_cost
 from memory.store import Store
 from memory.tokens import TokenCounter
 
@@ -71,6 +72,7 @@ class _NewChunk:
     text_hash: str
     tokens: int
     terms: str = ""  # filled only for content that will be written: jieba is the slow part of a write
+    line_tokens: int = 0  # render.body_cost(indexed), also filled only for content that will be written
 
 
 @dataclass
@@ -108,7 +110,10 @@ class DocumentWriter:
         plans = [self._plan(self._store.db, namespace, doc, now) for doc in latest.values()]
         changed = [p for p in plans if p.status == "content"]
         for plan in changed:
-            plan.chunks = [replace(c, terms=lexical.index_terms(c.indexed)) for c in plan.chunks]
+            plan.chunks = [
+                replace(c, terms=lexical.index_terms(c.indexed), line_tokens=body_cost(c.indexed, self._counter))
+                for c in plan.chunks
+            ]
         self._embed(namespace, changed)
         with self._store.write_lock:
             self._swap(namespace, [p for p in plans if p.status in ("content", "metadata")])
@@ -263,9 +268,10 @@ class DocumentWriter:
             created, updated = kept.get(chunk.text_hash, fresh)
             cursor = tx.execute(
                 "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, heading, text_hash, "
-                "tokens, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tokens, line_tokens, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [chunk_id(namespace, doc_id, f["version"], chunk.ordinal), namespace, doc_id, f["version"],
-                 chunk.ordinal, chunk.text, chunk.heading, chunk.text_hash, chunk.tokens, created, updated],
+                 chunk.ordinal, chunk.text, chunk.heading, chunk.text_hash, chunk.tokens, chunk.line_tokens,
+                 created, updated],
             )
             rows.append((int(cursor.lastrowid or 0), namespace, chunk.terms))
         lexical.index(tx, rows)

@@ -23,7 +23,8 @@ class Snippet:
     """A candidate for the context block, produced by one tier.
 
     `score` is in 0..1 and comparable across tiers (pinned facts score 1.0); `why` holds each retriever's
-    rank and score; `tokens` is the cl100k count of `text`.
+    rank and score; `tokens` is the cl100k count of `text`; `body_tokens`, when the tier stored it, is
+    `render.body_cost(text)`, what the whole text adds to its bullet in the block.
     """
 
     tier: Tier
@@ -38,6 +39,7 @@ class Snippet:
     key: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     why: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    body_tokens: int | None = None
 
     @property
     def updated(self) -> datetime | None:

@@ -24,6 +24,7 @@ __all__ = [
     "section_of",
     "clean",
     "cost",
+    "body_cost",
     "make_line",
     "freshness",
     "render",
@@ -60,6 +61,17 @@ def cost(line: str, counter: TokenCounter) -> int:
     return counter.count(line + "\n")
 
 
+def body_cost(text: str, counter: TokenCounter) -> int:
+    """What the whole of `text` adds to its bullet: the count of " " + clean(text) + "\n".
+
+    A bullet is `head + " " + body + "\n"`, the head ending in "-", ")" or "]". cl100k's pre-tokenizer never
+    joins a piece across a space that follows a non-space and precedes a non-space (no pattern reads on past
+    a non-space into a space), so the bullet costs count(head) + body_cost(text): a tier that stores this number
+    spares recall from encoding the text again.
+    """
+    return counter.count(" " + clean(text) + "\n")
+
+
 def section_of(snippet: Snippet) -> Section:
     """The section a snippet is rendered under."""
     return "pinned" if snippet.pinned else snippet.tier
@@ -76,8 +88,13 @@ def make_line(
     low_confidence: bool = False,
 ) -> Line:
     """The bullet for `snippet` (or for `body`, a trimmed version of its text), counted once."""
+    head = "- " + _label(snippet) + (_LOW_CONFIDENCE if low_confidence else "")
+    if body is None and snippet.body_tokens is not None:
+        # The tier counted the body already (see body_cost); only the short head is encoded here.
+        return Line(snippet, clean(snippet.text), head + clean(snippet.text),
+                    counter.count(head[:-1]) + snippet.body_tokens, trimmed, low_confidence)
     body = clean(snippet.text) if body is None else body
-    text = "- " + _label(snippet) + (_LOW_CONFIDENCE if low_confidence else "") + body
+    text = head + body
     return Line(snippet, body, text, cost(text, counter), trimmed, low_confidence)
 
 

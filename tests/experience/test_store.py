@@ -8,7 +8,10 @@ import pytest
 from memory.errors import NotFoundError, ValidationError
 from memory.experience import ChunkInput, ExperienceMemory, MemoryTurn
 from memory.experience.dense import VectorIndex
+from memory.experience.model import indexed_text
+from memory.recall.render import body_cost
 from memory.store import Store
+from memory.tokens import get_counter
 from tests.experience.conftest import CHINESE, ENGLISH, CountingEncoder, HandClock, add
 
 
@@ -124,6 +127,31 @@ def test_repair_removes_stray_vectors_and_re_embeds_missing_ones(experience: Exp
     assert (report.removed_vectors, report.embedded_chunks) == (2, 1)
     assert vector_ids(store, "ns") == sql_ids(store, "ns") and vector_ids(store, "ghost") == set()
     assert experience.repair() == type(report)(namespaces=1, removed_vectors=0, embedded_chunks=0)
+
+
+def test_chunks_carry_their_bullet_cost_and_repair_fills_it_for_older_ones(
+    experience: ExperienceMemory, store: Store
+) -> None:
+    chunks = [ChunkInput(text=ENGLISH["loader"], ordinal=0, heading="Ops"), ChunkInput(text=CHINESE["dumpling"], ordinal=1)]
+    experience.add_document("ns", "d1", chunks, content_hash="h1")
+    experience.add_memories("ns", [MemoryTurn("我下周去北京。", speaker="Anna", timestamp="2026-01-02T10:00:00Z")])
+    counter = get_counter()
+    expected = {
+        chunk_id: body_cost(indexed_text(text, heading, speaker), counter)
+        for chunk_id, text, heading, speaker in store.db.execute(
+            "SELECT c.id, c.text, c.heading, d.speaker FROM chunks c JOIN documents d "
+            "ON d.namespace = c.namespace AND d.doc_id = c.doc_id"
+        ).fetchall()
+    }
+    stored = dict(store.db.execute("SELECT id, line_tokens FROM chunks").fetchall())
+    assert stored == expected and len(stored) == 3
+    # As a store written before schema 2 has them: recall still counts right, and repair stores the counts.
+    store.db.execute("UPDATE chunks SET line_tokens = NULL")
+    assert experience.search("CSV loader", "ns")[0].body_tokens is None
+    assert experience.repair().counted_lines == 3
+    assert dict(store.db.execute("SELECT id, line_tokens FROM chunks").fetchall()) == expected
+    assert experience.search("CSV loader", "ns")[0].body_tokens == expected[experience.search("CSV loader", "ns")[0].id]
+    assert experience.repair().counted_lines == 0
 
 
 def test_memories_are_one_chunk_each_embedded_in_one_call_and_idempotent(

@@ -62,6 +62,32 @@ def test_a_newer_schema_is_refused(config: Config) -> None:
         open_store(config, MINILM)
 
 
+def test_a_version_1_store_is_migrated_to_version_2(config: Config) -> None:
+    store = open_store(config, MINILM)
+    with store.transaction() as db:
+        for namespace, n in (("a", 3), ("b", 1)):
+            for i in range(n):
+                db.execute(
+                    "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, text_hash, tokens, "
+                    "created_at, updated_at) VALUES (?, ?, 'd', 1, ?, 't', 'h', 1, 'x', 'x')",
+                    [f"{namespace}{i}", namespace, i],
+                )
+    # Back to what version 1 had: no count table, no triggers, no line_tokens column.
+    store.db.executescript(
+        "DROP TRIGGER chunks_counted; DROP TRIGGER chunks_uncounted; DROP TABLE namespace_chunks; "
+        "ALTER TABLE chunks DROP COLUMN line_tokens; UPDATE meta SET value = '1' WHERE key = 'schema_version';"
+    )
+    store.close()
+    store = open_store(config, MINILM)
+    assert dict(store.db.execute("SELECT namespace, chunks FROM namespace_chunks").fetchall()) == {"a": 3, "b": 1}
+    # Chunks written before have no stored bullet cost (recall counts them itself).
+    assert store.db.execute("SELECT count(*) FROM chunks WHERE line_tokens IS NULL").fetchone()[0] == 4
+    with store.transaction() as db:
+        db.execute("DELETE FROM chunks WHERE namespace = 'b'")
+    assert dict(store.db.execute("SELECT namespace, chunks FROM namespace_chunks").fetchall()) == {"a": 3}
+    store.close()
+
+
 def test_collections_are_per_namespace_and_keep_our_vectors(config: Config) -> None:
     store = open_store(config, MINILM)
     assert collection_name("alice") != collection_name("bob")

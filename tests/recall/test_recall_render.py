@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from memory.recall.model import Snippet
-from memory.recall.render import SECTIONS, clean, freshness, make_line, render
+from memory.recall.render import SECTIONS, body_cost, clean, freshness, make_line, render
 from memory.tokens import TokenCounter
 
 MakeSnippet = Callable[..., Snippet]
@@ -65,3 +67,38 @@ def test_render_leaves_out_empty_sections(snip: MakeSnippet, counter: TokenCount
     blocks = [(SECTIONS["pinned"], []), (SECTIONS["task"], [line]), (SECTIONS["experience"], [])]
     assert render(blocks) == "## Task notes\n- Write the loader.\n"
     assert render([]) == ""
+
+
+_PIECES = ["Anna", "moved", "to", "Berlin", "2023", "12345", "3.5", "e.g.", "don't", "it's", "C++", "(", ")", "[", "]",
+           "-", "—", "…", "“quoted”", "'", "\"", "$", "%", "#", "@", "\t", "\n", "\n\n", "  ", "\u00a0", "\u200b",
+           "é", "ß", "ﬁ", "😀", "١٢٣", "北京", "饺子", "预算不超过500元", "。", "，", "！", "「", "」", "；", "：",
+           "python2", "x86_64", "http://a.b/c?d=e", "```", "->", "::", "'s", "'ll", "Ω"]
+
+
+def _random_text(rng: random.Random) -> str:
+    glue = ["", " ", "\n"]
+    return "".join(rng.choice(_PIECES) + rng.choice(glue) for _ in range(rng.randint(1, 14)))
+
+
+def test_a_stored_body_cost_gives_the_bullet_its_exact_count(counter: TokenCounter) -> None:
+    """cost(head + body) == count(head without its space) + body_cost(text), for any text and any head."""
+    rng = random.Random(2026)
+    checked = 0
+    for _ in range(3000):
+        text = _random_text(rng)
+        if not clean(text):
+            continue
+        metadata = {"speaker": _random_text(rng)} if rng.random() < 0.5 else {}
+        tier = rng.choice(["experience", "task", "fact"])
+        if tier == "task":
+            metadata = {"kind": rng.choice(["plan", "tool result", "", "注意"])}
+        updated = rng.choice([None, "2023-05-07T10:00:00Z", "not a date"])
+        base = Snippet(tier=tier, id="s", text=text, score=0.5, tokens=counter.count(text), updated_at=updated,
+                       metadata=metadata, pinned=rng.random() < 0.1)
+        stored = replace(base, body_tokens=body_cost(text, counter))
+        for low in (False, True):
+            counted, reused = make_line(base, counter, low_confidence=low), make_line(stored, counter, low_confidence=low)
+            assert reused.text == counted.text
+            assert reused.cost == counted.cost == counter.count(counted.text + "\n"), repr(counted.text)
+            checked += 1
+    assert checked > 5000
