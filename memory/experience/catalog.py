@@ -43,6 +43,7 @@ class ChunkRow:
     kind: str
     metadata: str
     line_tokens: int | None = None  # render.body_cost of the indexed text; NULL for chunks written before v2
+    terms: str = ""  # the analysed terms the lexical index holds for it, space-separated
 
 
 def _document(row: tuple[Any, ...]) -> DocumentInfo:
@@ -82,8 +83,9 @@ def chunk_rows(
         part = list(ids[start:start + 500])
         rows = db.execute(
             "SELECT c.rowid, c.id, c.doc_id, c.ordinal, c.text, c.heading, c.tokens, c.updated_at, d.title, d.source, "
-            "d.speaker, d.kind, d.metadata, c.line_tokens FROM chunks c "
+            "d.speaker, d.kind, d.metadata, c.line_tokens, coalesce(f.terms, '') FROM chunks c "
             "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+            "LEFT JOIN chunks_fts f ON f.rowid = c.rowid "
             # The unary + keeps SQLite on the id index (else it may scan the namespace's whole updated_at index).
             f"WHERE +c.namespace = ? AND c.id IN ({','.join('?' * len(part))}) AND {where}",
             [namespace, *part, *params],

@@ -9,14 +9,12 @@ from collections.abc import Iterable, Sequence
 import sqlite_utils
 
 from memory.text.analyze import terms as analyse
-from memory.experience.catalog import ChunkRow
 from memory.experience.filters import filter_sql
 from memory.experience.model import RetrieverHit, SearchFilters
 
 __all__ = [
     "MAX_QUERY_TERMS", "OWN_INDEX_SHARE", "affordable", "forget", "frequencies", "index", "index_terms",
-    "namespace_share", "namespace_token", "remove",
-    "search", "terms_of",
+    "namespace_share", "namespace_token", "remove", "search",
 ]
 
 # A 20 000-character query would otherwise become a MATCH of thousands of terms; the first ones are kept.
@@ -165,17 +163,3 @@ def frequencies(db: sqlite_utils.Database, query_terms: Sequence[str]) -> tuple[
     rows = db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", list(query_terms)).fetchall()
     found = dict(rows)
     return total, {t: int(found.get(t, 0)) for t in query_terms}
-
-
-def terms_of(db: sqlite_utils.Database, rows: Iterable[ChunkRow]) -> dict[str, frozenset[str]]:
-    """The analysed terms of chunks, as indexed (read back, not re-segmented: jieba is slow)."""
-    by_rowid = {row.rowid: row.id for row in rows}
-    out: dict[str, frozenset[str]] = {}
-    keys = list(by_rowid)
-    for start in range(0, len(keys), 500):
-        part = keys[start:start + 500]
-        for rowid, text in db.execute(
-            f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(part))})", part
-        ).fetchall():
-            out[by_rowid[rowid]] = frozenset(text.split())
-    return out

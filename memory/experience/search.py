@@ -60,14 +60,13 @@ class Retrieved:
 
 @dataclass(frozen=True)
 class _LexicalSide:
-    """What the lexical worker read: index statistics, its hits, and their rows and terms."""
+    """What the lexical worker read: index statistics, its hits, and their rows."""
 
     total: int
     frequencies: dict[str, int]
     hits: list[RetrieverHit]
     found: frozenset[str]
     rows: dict[str, ChunkRow]
-    terms_of: dict[str, frozenset[str]]
 
 
 class Searcher:
@@ -94,24 +93,21 @@ class Searcher:
         pending = self._pool.submit(self._lexical, namespace, terms, filters)
         db = self._store.db
         rows: dict[str, ChunkRow] = {}
-        terms_of: dict[str, frozenset[str]] = {}
         try:
             dense = self._dense(query, namespace, filters)
             if not pending.done():
                 # While FTS5 still runs (without the GIL), read the dense hits' rows here rather than after it.
                 rows = catalog.chunk_rows(db, namespace, [h.chunk_id for h in dense], filters)
-                terms_of = lexical.terms_of(db, rows.values())
         finally:
             side = pending.result()
         rows.update(side.rows)
-        terms_of.update(side.terms_of)
         # What neither thread read: the rows of the chunks that dense alone found (and that pass the filters).
-        more = catalog.chunk_rows(
+        rows.update(catalog.chunk_rows(
             db, namespace, [h.chunk_id for h in dense if h.chunk_id not in rows and h.chunk_id not in side.found],
             filters,
-        )
-        rows.update(more)
-        terms_of.update(lexical.terms_of(db, more.values()))
+        ))
+        # The analysed terms as indexed (read back with the rows, not re-segmented: jieba is slow).
+        terms_of = {chunk_id: frozenset(row.terms.split()) for chunk_id, row in rows.items()}
         # Dense hits that the filter (or a concurrent delete) removed drop out; ranks are recounted.
         dense = [RetrieverHit(h.chunk_id, i, h.score) for i, h in enumerate(
             (h for h in dense if h.chunk_id in rows), 1)][: self._config.dense_k]
@@ -134,7 +130,7 @@ class Searcher:
         hits = lexical.search(db, namespace, matched, self._config.lexical_k, filters, share)
         found = {h.chunk_id for h in hits}
         rows = catalog.chunk_rows(db, namespace, list(found), filters)
-        return _LexicalSide(total, frequencies, hits, frozenset(found), rows, lexical.terms_of(db, rows.values()))
+        return _LexicalSide(total, frequencies, hits, frozenset(found), rows)
 
     def _dense(self, query: str, namespace: str, filters: SearchFilters) -> list[RetrieverHit]:
         # A query without a letter or digit ("？！", "") asks nothing; MiniLM would still find neighbours for it.
