@@ -32,9 +32,12 @@ class SentenceTransformersEmbedder(Embedder):
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         super().__init__(EmbedderIdentity(config.backend, config.model, int(dimension())), CALIBRATION)
         self._model = model
+        self._model.eval()  # once: _one() runs the modules directly and relies on it (no dropout)
         self._batch_size = config.batch_size
 
     def _encode(self, texts: list[str], role: Role) -> np.ndarray:
+        if len(texts) == 1:
+            return self._one(texts[0])
         return np.asarray(self._model.encode(
             texts,
             batch_size=self._batch_size,
@@ -42,6 +45,21 @@ class SentenceTransformersEmbedder(Embedder):
             convert_to_numpy=True,
             show_progress_bar=False,
         ))
+
+    def _one(self, text: str) -> np.ndarray:
+        """One text straight through the model's modules: the same vector as encode(), a few ms sooner.
+
+        encode() walks every module to set eval mode, sorts and batches on each call: 3-5 ms of a ~20 ms query
+        embedding on this machine (bench: direct 15-19 ms vs encode 21-23 ms), paid by every recall.
+        """
+        import torch
+        from sentence_transformers.util import batch_to_device
+
+        preprocess = getattr(self._model, "preprocess", None) or self._model.tokenize
+        with torch.inference_mode():
+            features = batch_to_device(preprocess([text]), self._model.device)
+            vector = self._model(features)["sentence_embedding"]
+            return torch.nn.functional.normalize(vector, p=2, dim=1).float().cpu().numpy()
 
 
 def _model_path(name: str) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import memory.embed
@@ -81,3 +82,16 @@ def test_a_set_calibration_wins_over_minilms(config: Config, embedder: Embedder)
     with Memory(config.replace("retrieval", dense_cjk_trust=1.0), embedder=embedder) as memory:
         assert memory.config.retrieval.dense_cjk_trust == 1.0
         assert memory.experience.explain("北京的机场", "ns", 3).dense_weight == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What did Anna say about moving to Berlin?", "预算不超过500元的礼物有哪些？", "x", "Python 2 vs 3：哪个更好？ " * 60],
+)
+def test_a_single_text_gets_the_same_vector_as_a_batch(embedder: Embedder, text: str) -> None:
+    """One text runs the model's modules directly (faster); it must give encode()'s vector, long texts included."""
+    assert isinstance(embedder, SentenceTransformersEmbedder)
+    alone = embedder.encode_documents([text])[0]
+    batched = embedder.encode_documents([text, "an unrelated second text to make a batch"])[0]
+    assert np.allclose(alone, batched, atol=1e-5)
+    assert abs(float(np.linalg.norm(alone)) - 1.0) < 1e-5
