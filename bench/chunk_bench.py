@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from ingest.chunking import chunk_text
-from ingest.sentences import sentence_spans
+from memory.text.sentences import sentence_spans
 from ingest.structure import parse_sections
 from memory.config import load_config
 from memory.embed import load_embedder

@@ -10,7 +10,7 @@ import numpy as np
 
 from ingest.boundaries import adjacent_similarities, choose_boundaries
 from ingest.pieces import cut_lines, cut_tokens
-from ingest.sentences import sentence_spans
+from memory.text.sentences import sentence_spans
 from ingest.structure import Section, parse_sections
 from memory.config import ChunkingConfig
 from memory.tokens import TokenCounter

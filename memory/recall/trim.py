@@ -1,22 +1,17 @@
-"""Cut a bullet at a sentence boundary (English .!? and Chinese 。！？；) so it fits a token space."""
+"""Cut a bullet at a sentence boundary (English and Chinese, as the chunker splits) so it fits a token space."""
 
 from __future__ import annotations
 
-import re
-
 from memory.recall.render import TRIM_MARKER, Line, make_line
+from memory.text.sentences import sentence_spans
 from memory.tokens import TokenCounter
 
 __all__ = ["sentence_ends", "trim_line"]
 
-# English sentences end before whitespace (so "3.5" and "e.g.x" stay whole); Chinese ones need no space.
-# Closing quotes and brackets stay with the sentence they close.
-_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）)]*")
-
 
 def sentence_ends(text: str) -> list[int]:
-    """Offsets just after each sentence end inside `text`, its very end excluded."""
-    return [m.end() for m in _SENTENCE_END.finditer(text) if m.end() < len(text.rstrip())]
+    """Offsets just after each sentence end inside `text`, its very end excluded (closing quotes included)."""
+    return [end for _, end in sentence_spans(text)[:-1]]
 
 
 def trim_line(line: Line, space: int, counter: TokenCounter, *, min_tokens: int, min_fill: float) -> Line | None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ingest.chunking import Chunk, chunk_text, chunk_turn
-from ingest.sentences import sentence_spans
+from memory.text.sentences import sentence_spans
 from ingest.structure import parse_sections
 from memory.config import ChunkingConfig
 from memory.embed import Embedder

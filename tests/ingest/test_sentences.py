@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ingest.sentences import sentence_spans, split_sentences
+from memory.text.sentences import sentence_spans, split_sentences
 
 
 def _squash(text: str) -> str:

@@ -30,6 +30,8 @@ MakeSnippet = Callable[..., Snippet]
             ],
         ),
         ("（她说：“好。”）然后走了。", ["（她说：“好。”）"]),
+        # The chunker's splitter: abbreviations and initials do not end a sentence.
+        ("Dr. J. Smith moved to Berlin, e.g. last May. She likes tea.", ["Dr. J. Smith moved to Berlin, e.g. last May."]),
         ("No boundary at all", []),
         ("Ends here.", []),
     ],
