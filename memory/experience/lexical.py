@@ -139,7 +139,8 @@ def _search_own_index(
     sql = (
         "SELECT c.id, f.score, c.namespace FROM (SELECT rowid, -bm25(chunks_fts, 1.0, 0.0) AS score "
         "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?) f "
-        "JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, f.rowid"
+        # LEFT: every fetched index row counts towards `limit`, so "fewer than limit" really means "all of them".
+        "LEFT JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, f.rowid"
     )
     rows = db.execute(sql, [_match(None, query_terms), limit]).fetchall()
     own = [(chunk_id, score) for chunk_id, score, where in rows if where == namespace][:k]
