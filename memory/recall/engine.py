@@ -82,14 +82,14 @@ class Recaller:
         candidates = list(self._facts.snippets(namespace, query, tuple(scopes)))
         if task_id:
             candidates.extend(self._tasks.snippets(namespace, task_id, query_terms(query), consume=False))
-        beyond = 0
+        beyond: list[Snippet] = []
         if query.strip():
             # Enough experience candidates to fill the budget with short turns, bounded for latency.
             k = max(10, min(100, budget // 20))
-            found = self._experience.search(query, namespace, k, search_filters)
+            found = _best_first(self._experience.search(query, namespace, k, search_filters))
             usable = _enough(found, _CANDIDATE_BUDGETS * budget)
             candidates.extend(usable)
-            beyond = len(found) - len(usable)
+            beyond = found[len(usable):]
         now = self._clock()
         won: set[str] = set()
         while True:  # ends: each pass that loses a race drops at least one candidate
@@ -100,26 +100,36 @@ class Recaller:
             won |= self._tasks.consume(namespace, sorted(shown)) if shown else set()
             lost = shown - won
             if not lost:
-                if beyond:
-                    return replace(result, omitted=replace(
-                        result.omitted, over_budget=result.omitted.over_budget + beyond))
-                return result
+                return _with_beyond(result, beyond, self._config.recall.min_score if min_score is None else min_score)
             candidates = [c for c in candidates if not (_one_shot(c) and c.key in lost)]
 
 
-def _enough(snippets: Sequence[Snippet], tokens: int) -> list[Snippet]:
+def _best_first(snippets: Sequence[Snippet]) -> list[Snippet]:
+    return sorted(snippets, key=lambda s: (-s.score, s.id))
+
+
+def _enough(ordered: Sequence[Snippet], tokens: int) -> list[Snippet]:
     """The best snippets while their tokens (each counted up to `tokens`) add up to at most `tokens`.
 
     Packing fills the budget best first and then tries smaller snippets below one that did not fit; snippets
     past a few budgets' worth of better ones rarely get in, and comparing and counting them costs every call.
     """
-    ordered = sorted(snippets, key=lambda s: (-s.score, s.id))
     spent = 0
     for index, snippet in enumerate(ordered):
         spent += min(snippet.tokens, tokens)
         if spent > tokens and index > 0:
-            return ordered[:index]
-    return ordered
+            return list(ordered[:index])
+    return list(ordered)
+
+
+def _with_beyond(result: RecallResult, beyond: Sequence[Snippet], threshold: float) -> RecallResult:
+    """`result` with the candidates never packed counted in `omitted`, each under the reason that applies."""
+    if not beyond:
+        return result
+    low = sum(1 for snippet in beyond if snippet.score < threshold)
+    omitted = replace(result.omitted, below_threshold=result.omitted.below_threshold + low,
+                      over_budget=result.omitted.over_budget + len(beyond) - low)
+    return replace(result, omitted=omitted)
 
 
 def _one_shot(snippet: Snippet) -> bool:

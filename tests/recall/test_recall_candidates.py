@@ -46,3 +46,7 @@ def test_candidates_past_three_budgets_are_counted_not_packed(memory: Memory, te
     assert len(roomy.items) == len(texts) and roomy.omitted.over_budget == 0
     # Budget 100: the best snippets up to 300 tokens are packed (one or two fit), the rest were never candidates.
     assert 1 <= len(tight.items) <= 2 and tight.omitted.over_budget == len(texts) - len(tight.items)
+    # Never-packed candidates under min_score count as below the threshold, not as over budget.
+    strict = memory.recall(query, 100, "g", min_score=0.99)
+    assert [item.low_confidence for item in strict.items] == [True]
+    assert strict.omitted.below_threshold == len(texts) - 1 and strict.omitted.over_budget == 0
