@@ -9,6 +9,8 @@ from itertools import chain
 
 __all__ = ["jaccard", "similar_pairs"]
 
+_PAIRWISE = 8  # up to this many sets, every pair is compared
+
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a ∩ b| / |a ∪ b| (0 when either is empty)."""
@@ -22,8 +24,12 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> list[tupl
 
     Prefix filtering: with every set's terms in one global order, two sets can only reach the threshold if
     the first |s| - ceil(threshold * |s|) + 1 terms of each share a term; only such pairs are compared. The
-    order puts rare terms first, so prefixes rarely collide.
+    order puts rare terms first, so prefixes rarely collide. A handful of sets (a document's few similar
+    chunks) is compared pair by pair: that is cheaper than building the order.
     """
+    if len(sets) <= _PAIRWISE:
+        return [(i, j) for i in range(len(sets)) for j in range(i + 1, len(sets))
+                if jaccard(sets[i], sets[j]) >= threshold]
     frequency = Counter(chain.from_iterable(sets))
     shared = frozenset(term for term, count in frequency.items() if count > 1)
     postings: dict[str, list[int]] = defaultdict(list)
