@@ -59,7 +59,7 @@ def _count_lines(store: Store, counter: TokenCounter, namespace: str | None) -> 
     Recall counts such chunks itself, so this only moves a one-off cost (about 0.1 ms a chunk) off its path.
     """
     db = store.db
-    where = "line_tokens IS NULL" + (" AND c.namespace = ?" if namespace is not None else "")
+    where = "c.line_tokens IS NULL" + (" AND c.namespace = ?" if namespace is not None else "")
     params = [namespace] if namespace is not None else []
     counted = 0
     while True:
