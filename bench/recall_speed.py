@@ -4,7 +4,8 @@ The floor, measured in the same run on the same collection: one query embedding 
 Chroma query for dense_k neighbours. Stores are built from real text (SciFact and CMRC sentences, so FTS5 and
 jieba see real words) with synthetic vectors (bench.experience_scale.SyntheticEncoder: Chroma's cost without
 the model's); queries are embedded by the real model. Every phase uses its own queries, so the embedder's query
-cache never answers. Stores are kept under bench/.cache/speed-N and reused by later runs.
+cache never answers; floor and library calls alternate (floor, recall, floor, ...) so that the drift of a shared
+machine weighs on both alike. Stores are kept under bench/.cache/speed-N and reused by later runs.
 
     .venv/bin/python -m bench.recall_speed [--sizes 1000 10000 100000] [--queries 60] [--budget 1000]
 """
@@ -68,6 +69,19 @@ def _timed(calls: Sequence[Callable[[], object]]) -> list[float]:
     return out
 
 
+def _interleaved(phases: dict[str, Sequence[Callable[[], object]]]) -> dict[str, list[float]]:
+    """Every phase timed round by round (one call of each per round), so a shared machine's drift hits all alike."""
+    rounds = min(len(calls) for calls in phases.values())
+    out: dict[str, list[float]] = {name: [] for name in phases}
+    for index in range(rounds):
+        for name, calls in phases.items():
+            start = time.perf_counter()
+            calls[index]()
+            if index >= _WARMUP:
+                out[name].append((time.perf_counter() - start) * 1000)
+    return out
+
+
 def _p(samples: Sequence[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -88,9 +102,11 @@ def measure(size: int, embedder: Embedder, queries: list[list[str]], budget: int
             collection.query(query_embeddings=embedder.encode_query(q)[None, :], n_results=dense_k,
                              include=["distances"])
 
-        out["floor"] = _timed([lambda q=q: floor(q) for q in queries[0]])
-        out["library"] = _timed([lambda q=q: memory.recall(q, budget, NAMESPACE) for q in queries[1]])
-        out["floor again"] = _timed([lambda q=q: floor(q) for q in queries[2]])
+        out.update(_interleaved({
+            "floor": [lambda q=q: floor(q) for q in queries[0]],
+            "library": [lambda q=q: memory.recall(q, budget, NAMESPACE) for q in queries[1]],
+            "floor again": [lambda q=q: floor(q) for q in queries[2]],
+        }))
     with running_service(None, data_dir=Path(config.service.data_dir)) as service:
         out["rest"] = _timed([lambda q=q: service.recall(NAMESPACE, q, budget) for q in queries[3]])
     return out
@@ -114,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         mine = texts[n * per_phase * 4:(n + 1) * per_phase * 4]
         queries = [mine[i * per_phase:(i + 1) * per_phase] for i in range(4)]
         got = measure(size, embedder, queries, args.budget)
-        floor = got["floor"] + got["floor again"]  # before and after the library phase, so drift shows in both
+        floor = got["floor"] + got["floor again"]  # interleaved with the library calls, round by round
         f50 = statistics.median(floor)
         lib50 = statistics.median(got["library"])
         rows.append(
