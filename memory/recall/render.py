@@ -90,9 +90,10 @@ def make_line(
     """The bullet for `snippet` (or for `body`, a trimmed version of its text), counted once."""
     head = "- " + _label(snippet) + (_LOW_CONFIDENCE if low_confidence else "")
     if body is None and snippet.body_tokens is not None:
-        # The tier counted the body already (see body_cost); only the short head is encoded here.
-        return Line(snippet, clean(snippet.text), head + clean(snippet.text),
-                    counter.count(head[:-1]) + snippet.body_tokens, trimmed, low_confidence)
+        # The tier counted the whole text already (see body_cost); only the short head is encoded here.
+        body = clean(snippet.text)
+        return Line(snippet, body, head + body, counter.count(head[:-1]) + snippet.body_tokens, trimmed,
+                    low_confidence)
     body = clean(snippet.text) if body is None else body
     text = head + body
     return Line(snippet, body, text, cost(text, counter), trimmed, low_confidence)
