@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import re
 from collections.abc import Sequence
@@ -98,7 +99,7 @@ class FactMemory:
         """Facts in force."""
         return self._rows.list_current(self._store.db, namespace, scopes, pinned)
 
-    def history(self, namespace: str, fact_id: str) -> list[FactRecord]:
+    def history(self, namespace: str, fact_id: str) -> builtins.list[FactRecord]:
         """Every version of the fact's key, oldest first."""
         db = self._store.db
         found = self._rows.get(db, namespace, fact_id)
@@ -119,7 +120,7 @@ class FactMemory:
         with self._store.transaction() as db:
             return self._rows.delete_namespace(db, namespace)
 
-    def snippets(self, namespace: str, query: str, scopes: tuple[str, ...]) -> list[Snippet]:
+    def snippets(self, namespace: str, query: str, scopes: tuple[str, ...]) -> builtins.list[Snippet]:
         """Recall candidates: pinned facts score 1.0; others by how much of them the query mentions."""
         wanted = set(terms(query))
         found = []
@@ -141,7 +142,7 @@ class FactMemory:
         return found
 
     def _write(self, namespace: str, scope: str, facts: Sequence[ExtractedFact], source: str | None,
-               pin: bool | None, ignored: list[tuple[str, str]]) -> FactChange:
+               pin: bool | None, ignored: builtins.list[tuple[str, str]]) -> FactChange:
         stored: list[FactRecord] = []
         superseded: list[FactRecord] = []
         with self._store.transaction() as db:
