@@ -1,4 +1,4 @@
-"""Experience candidates beyond a few budgets' worth of better ones are not packed, and are counted as over budget."""
+"""Experience candidates beyond a few budgets' worth of better ones are not packed; omitted counts them by reason."""
 
 from __future__ import annotations
 
