@@ -33,7 +33,7 @@ def features(norm: str) -> frozenset[str]:
     found: set[str] = set()
     for piece in _PIECES.findall(norm):
         if len(piece) > 1 and _IS_CJK.match(piece):
-            found.update(map(str.__add__, piece, piece[1:]))  # its character bigrams
+            found.update(piece[i : i + 2] for i in range(len(piece) - 1))
         else:
             found.add(piece)
     return frozenset(found)
@@ -58,27 +58,15 @@ def dedupe(snippets: Sequence[Snippet], threshold: float = NEAR_DUPLICATE) -> tu
         if snippet.id in ids or norm in texts:
             continue
         mine = features(norm)
-        if _near(mine, kept_features, threshold):
+        # Jaccard can only reach the threshold when the set sizes are close: the size test skips most pairs.
+        low, high = threshold * len(mine), len(mine) / threshold
+        if any(low <= len(theirs) <= high and overlap(mine, theirs) >= threshold for theirs in kept_features):
             continue
         kept.append(snippet)
         kept_features.append(mine)
         ids.add(snippet.id)
         texts.add(norm)
     return kept, len(snippets) - len(kept)
-
-
-def _near(mine: frozenset[str], kept: Sequence[frozenset[str]], threshold: float) -> bool:
-    """Whether any kept set is at least `threshold` Jaccard-similar to `mine`."""
-    size = len(mine)
-    # Jaccard can only reach the threshold when the set sizes are close: the size test skips most pairs.
-    low, high = threshold * size, size / threshold
-    for theirs in kept:
-        other = len(theirs)
-        if low <= other <= high and size:
-            shared = len(mine & theirs)
-            if shared >= threshold * (size + other - shared):
-                return True
-    return False
 
 
 def _preference(snippet: Snippet) -> tuple[bool, float, bool, float, str]:
