@@ -139,5 +139,23 @@ def _v2(db: sqlite_utils.Database) -> None:
     )
 
 
-SCHEMA_VERSION = 2
-MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = ((1, _v1), (2, _v2))
+def _v3(db: sqlite_utils.Database) -> None:
+    """Rows per term of the lexical index (`lexical_terms`), kept by lexical.index / remove, counted here once."""
+    from memory.experience.lexical import count_terms  # the index's own counting (imported late: no cycle)
+
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS lexical_terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID"
+        )
+        db.execute("DELETE FROM lexical_terms")
+        count_terms(db, (row[0] for row in db.execute("SELECT terms FROM chunks_fts")), +1)
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '3')")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+SCHEMA_VERSION = 3
+MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = ((1, _v1), (2, _v2), (3, _v3))

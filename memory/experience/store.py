@@ -302,10 +302,7 @@ class DocumentWriter:
         with self._store.write_lock:
             with self._store.transaction() as tx:
                 found = tx.execute("DELETE FROM documents WHERE namespace = ?", [namespace]).rowcount
-                tx.execute(
-                    "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE namespace = ?)",
-                    [namespace],
-                )
+                lexical.remove_namespace(tx, namespace)
                 removed = tx.execute("DELETE FROM chunks WHERE namespace = ?", [namespace]).rowcount
                 if removed:
                     lexical.forget(tx)

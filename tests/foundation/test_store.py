@@ -15,6 +15,7 @@ import pytest
 from memory.config import Config
 from memory.embed import Embedder, EmbedderIdentity
 from memory.errors import StoreMismatchError
+from memory.experience import lexical
 from memory.schema import SCHEMA_VERSION
 from memory.store import collection_name, open_store
 from memory.service import Memory
@@ -85,6 +86,20 @@ def test_a_version_1_store_is_migrated_to_version_2(config: Config) -> None:
     with store.transaction() as db:
         db.execute("DELETE FROM chunks WHERE namespace = 'b'")
     assert dict(store.db.execute("SELECT namespace, chunks FROM namespace_chunks").fetchall()) == {"a": 3}
+    store.close()
+
+
+def test_a_version_2_store_gets_its_term_counts(config: Config) -> None:
+    store = open_store(config, MINILM)
+    with store.transaction() as db:
+        lexical.index(db, [(1, "a", "alpha beta alpha"), (2, "a", "alpha 饺子"), (3, "b", "beta")])
+    store.db.executescript("DROP TABLE lexical_terms; UPDATE meta SET value = '2' WHERE key = 'schema_version';")
+    store.close()
+    store = open_store(config, MINILM)
+    assert dict(store.db.execute("SELECT term, rows FROM lexical_terms").fetchall()) == {
+        "alpha": 2, "beta": 2, "饺子": 1
+    }
+    assert lexical.frequencies(store.db, ("alpha", "饺子", "gamma")) == (3, {"alpha": 2, "饺子": 1, "gamma": 0})
     store.close()
 
 

@@ -55,7 +55,8 @@ def _in_lexical_index(memory: Memory, term: str) -> bool:
     db = memory.store.db
     matched = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [f'"{term}"']).fetchone()[0]
     listed = db.execute("SELECT count(*) FROM chunks_vocab WHERE term = ?", [term]).fetchone()[0]
-    return bool(matched or listed)
+    counted = db.execute("SELECT count(*) FROM lexical_terms WHERE term = ?", [term]).fetchone()[0]
+    return bool(matched or listed or counted)
 
 
 def _nowhere(memory: Memory, *needles: str) -> None:
