@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cached_property
 
 from memory.config import RetrievalConfig
 from memory.experience.freshness import decay
@@ -27,8 +28,13 @@ class Candidate:
 
     fused: Fused
     group: str  # the document, or for conversation memories the speaker: where a newer statement supersedes
-    terms: frozenset[str]
+    indexed_terms: str  # the analysed terms as the lexical index holds them, space-separated
     updated_at: str
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        """The set of analysed terms, built on first use: only the rerank window and shown results need it."""
+        return frozenset(self.indexed_terms.split())
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,7 @@ class Ranked:
 
     candidate: Candidate
     score: float
-    coverage: float
+    coverage: float | None  # None: not computed (coverage_weight 0 leaves it out of the score)
     recency: float
     duplicate_of: str | None = None
     superseded_by: str | None = None
@@ -63,12 +69,17 @@ def rerank(
     config: RetrievalConfig,
     k: int,
 ) -> list[Ranked]:
-    """Fused score blended with coverage, times recency; then, among the top 2k+10, newer-first and duplicates."""
+    """Fused score blended with coverage, times recency; then, among the top 2k+10, newer-first and duplicates.
+
+    Coverage is computed here only when it weighs in the score; term sets are built only for the window.
+    """
     scored = []
     freshness: dict[str, float] = {}  # candidates share few distinct times (a document's chunks, a session)
     for c in candidates:
-        cover = coverage(c.terms, idf)
-        base = (1.0 - config.coverage_weight) * c.fused.score + config.coverage_weight * cover
+        cover = coverage(c.terms, idf) if config.coverage_weight else None
+        base = c.fused.score if cover is None else (
+            (1.0 - config.coverage_weight) * c.fused.score + config.coverage_weight * cover
+        )
         # A query about a time ("when", "去年", "2023") wants old snippets as much as new ones.
         fresh = freshness.get(c.updated_at)
         if fresh is None:

@@ -28,7 +28,7 @@ from memory.experience.model import (
     SearchFilters,
     indexed_text,
 )
-from memory.experience.rerank import Candidate, Ranked, rerank
+from memory.experience.rerank import Candidate, Ranked, coverage, rerank
 from memory.experience.store import Encoder
 from memory.recall.model import Snippet
 from memory.store import Store
@@ -54,8 +54,7 @@ class Retrieved:
     idf: Mapping[str, float]
     dense: tuple[RetrieverHit, ...]
     lexical: tuple[RetrieverHit, ...]
-    rows: Mapping[str, ChunkRow]
-    terms_of: Mapping[str, frozenset[str]]
+    rows: Mapping[str, ChunkRow]  # with each chunk's analysed terms as indexed (not re-segmented: jieba is slow)
 
 
 @dataclass(frozen=True)
@@ -106,16 +105,15 @@ class Searcher:
             db, namespace, [h.chunk_id for h in dense if h.chunk_id not in rows and h.chunk_id not in side.found],
             filters,
         ))
-        # The analysed terms as indexed (read back with the rows, not re-segmented: jieba is slow).
-        terms_of = {chunk_id: frozenset(row.terms.split()) for chunk_id, row in rows.items()}
         # Dense hits that the filter (or a concurrent delete) removed drop out; ranks are recounted.
-        dense = [RetrieverHit(h.chunk_id, i, h.score) for i, h in enumerate(
-            (h for h in dense if h.chunk_id in rows), 1)][: self._config.dense_k]
+        if not all(h.chunk_id in rows for h in dense):
+            dense = [RetrieverHit(h.chunk_id, i, h.score) for i, h in enumerate(
+                (h for h in dense if h.chunk_id in rows), 1)]
         lexical_hits = [h for h in side.hits if h.chunk_id in rows]
         return Retrieved(
             query=query, terms=terms, cjk_share=cjk_share(query), temporal=asks_about_time(query),
-            idf=MappingProxyType(idf(side.total, side.frequencies)), dense=tuple(dense), lexical=tuple(lexical_hits),
-            rows=MappingProxyType(rows), terms_of=MappingProxyType(terms_of),
+            idf=MappingProxyType(idf(side.total, side.frequencies)), dense=tuple(dense[: self._config.dense_k]),
+            lexical=tuple(lexical_hits), rows=MappingProxyType(rows),
         )
 
     def close(self) -> None:
@@ -151,17 +149,17 @@ class Searcher:
         )
         # A candidate with no evidence at all (cosine below the floor, no query term) is noise, not a result.
         candidates = [
-            Candidate(f, _group(retrieved.rows[f.chunk_id]), retrieved.terms_of.get(f.chunk_id, frozenset()),
+            Candidate(f, _group(retrieved.rows[f.chunk_id]), retrieved.rows[f.chunk_id].terms,
                       retrieved.rows[f.chunk_id].updated_at)
             for f in fused if f.score > 0
         ]
         if reranked:
             ranked = rerank(candidates, retrieved.idf, self._clock(), retrieved.temporal, self._config, k)
         else:
-            ranked = [Ranked(c, c.fused.score, 0.0, 1.0) for c in candidates]
+            ranked = [Ranked(c, c.fused.score, None, 1.0) for c in candidates]
         hits = {name: {h.chunk_id: h for h in found}
                 for name, found in (("dense", retrieved.dense), ("lexical", retrieved.lexical))}
-        return weights, [_snippet(retrieved.rows[r.candidate.fused.chunk_id], r.score, _why(r, hits))
+        return weights, [_snippet(retrieved.rows[r.candidate.fused.chunk_id], r.score, _why(r, hits, retrieved.idf))
                          for r in ranked[:k]]
 
     def explain(self, query: str, namespace: str, k: int, filters: SearchFilters) -> SearchExplanation:
@@ -206,10 +204,13 @@ class Searcher:
         return merged[:k]
 
 
-def _why(ranked: Ranked, hits: Mapping[str, Mapping[str, RetrieverHit]]) -> dict[str, object]:
+def _why(
+    ranked: Ranked, hits: Mapping[str, Mapping[str, RetrieverHit]], idf: Mapping[str, float]
+) -> dict[str, object]:
     chunk_id = ranked.candidate.fused.chunk_id
+    cover = coverage(ranked.candidate.terms, idf) if ranked.coverage is None else ranked.coverage
     why: dict[str, object] = {
-        "fused": round(ranked.candidate.fused.score, 4), "coverage": round(ranked.coverage, 4),
+        "fused": round(ranked.candidate.fused.score, 4), "coverage": round(cover, 4),
         "recency": round(ranked.recency, 4),
     }
     for name, by_id in hits.items():

@@ -50,7 +50,7 @@ def test_similar_pairs_finds_exactly_what_brute_force_finds() -> None:
 
 
 def candidate(cid: str, score: float, terms: str, updated: str, group: str = "g") -> Candidate:
-    return Candidate(Fused(cid, score, score, 0.0), group, frozenset(terms.split()), updated)
+    return Candidate(Fused(cid, score, score, 0.0), group, terms, updated)
 
 
 def test_newer_of_two_similar_snippets_of_one_group_takes_the_better_place() -> None:
