@@ -24,6 +24,8 @@ _SHARED_TRIM_FILL = 0.5
 # Each cut attempt costs a few counts; snippets ranked lower than this rarely beat the whole ones above.
 _TRIM_TRIES = 3
 _TIERS: tuple[Section, ...] = ("fact", "task", "experience")
+# The longest cut found per (snippet id, body, space) during one pack (see trim_line).
+_Cuts = dict[tuple[str, str, int], Line | None]
 
 
 def pack(
@@ -50,12 +52,13 @@ def pack(
     lines = [make_line(s, counter, low_confidence=fallback and not s.pinned) for s in sorted(unique, key=rank)]
 
     headers = {section: cost(header, counter) for section, header in SECTIONS.items()}
-    chosen = _choose(lines, budget, config, headers, counter)
+    cuts: _Cuts = {}
+    chosen = _choose(lines, budget, config, headers, counter, cuts)
     blocks: list[Block] = [(SECTIONS[section], chosen[section]) for section in SECTIONS]
     if config.restate_constraints and chosen["pinned"]:
         spent = sum(_block_cost(chosen[section], headers[section]) for section in SECTIONS)
         restated, _, _ = _fill(
-            chosen["pinned"], [], budget - spent, cost(RESTATE_HEADER, counter), counter, None
+            chosen["pinned"], [], budget - spent, cost(RESTATE_HEADER, counter), counter, None, cuts
         )
         blocks.append((RESTATE_HEADER, restated))
     rendered, used, blocks = fit(blocks, budget, counter)
@@ -95,14 +98,15 @@ def _block_cost(lines: Sequence[Line], header: int) -> int:
 
 
 def _choose(
-    lines: list[Line], budget: int, config: RecallConfig, headers: dict[Section, int], counter: TokenCounter
+    lines: list[Line], budget: int, config: RecallConfig, headers: dict[Section, int], counter: TokenCounter,
+    cuts: _Cuts,
 ) -> dict[Section, list[Line]]:
     """Pinned lines first, then each tier within its share, then leftovers: whole lines before cuts."""
     pending = {section: [line for line in lines if section_of(line.snippet) == section] for section in SECTIONS}
     chosen: dict[Section, list[Line]] = {section: [] for section in SECTIONS}
     # A cut constraint can say the opposite of the whole one, so pinned lines go in whole or not at all.
     chosen["pinned"], pending["pinned"], used = _fill(
-        pending["pinned"], [], budget, headers["pinned"], counter, None
+        pending["pinned"], [], budget, headers["pinned"], counter, None, cuts
     )
     # Pinned facts are paid from the fact share first; only what they take beyond it shrinks the other tiers.
     weights: dict[Section, float] = {
@@ -114,14 +118,14 @@ def _choose(
     grants = allocate(budget - used, weights, demands)
     for tier in _TIERS:
         chosen[tier], pending[tier], spent = _fill(
-            pending[tier], [], grants[tier], headers[tier], counter, _SHARED_TRIM_FILL
+            pending[tier], [], grants[tier], headers[tier], counter, _SHARED_TRIM_FILL, cuts
         )
         used += spent
     # Space still free at the end would otherwise stay empty, so any cut worth its bullet beats it.
     for trim_fill in (None, 0.0):
         for tier in _TIERS:
             chosen[tier], pending[tier], spent = _fill(
-                pending[tier], chosen[tier], budget - used, headers[tier], counter, trim_fill
+                pending[tier], chosen[tier], budget - used, headers[tier], counter, trim_fill, cuts
             )
             used += spent
     return chosen
@@ -129,7 +133,7 @@ def _choose(
 
 def _fill(
     pending: Sequence[Line], taken: Sequence[Line], space: int, header: int, counter: TokenCounter,
-    trim_fill: float | None,
+    trim_fill: float | None, cuts: _Cuts,
 ) -> tuple[list[Line], list[Line], int]:
     """Lines that fit `space` whole, best first, then maybe one cut (when `trim_fill` is set): taken, rest, used."""
     kept, rest, used = list(taken), [], 0
@@ -145,7 +149,7 @@ def _fill(
     opening = 0 if kept else header
     for index, line in enumerate(rest[:_TRIM_TRIES]):
         cut = trim_line(
-            line, space - used - opening, counter, min_tokens=_MIN_TRIM_TOKENS, min_fill=trim_fill
+            line, space - used - opening, counter, min_tokens=_MIN_TRIM_TOKENS, min_fill=trim_fill, cuts=cuts
         )
         if cut is not None:
             return [*kept, cut], rest[:index] + rest[index + 1 :], used + opening + cut.cost
