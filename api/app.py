@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import threading
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi import FastAPI
 
-from api.errors import ERROR_RESPONSES, error_response, install_error_handlers
+from api.errors import ERROR_RESPONSES, install_error_handlers
+from api.guard import Guard
 from api.limits import BodyLimit
 from api.routers import documents, facts, health, memories, namespaces, recall, tasks
 from memory.auth import KeyRing
@@ -30,6 +30,10 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
         stop = threading.Event()
         purger = threading.Thread(target=_purge_until, args=(opened, stop), name="task-purge", daemon=True)
         purger.start()
+        # What start-up loaded (model, tokenizer, jieba's dictionary: ~480k objects) lives as long as the process.
+        # Frozen, it is no longer walked by each full garbage collection, which otherwise stalls one request in a
+        # few hundred by ~0.15-0.3 s (measured with a 100k-chunk store open).
+        gc.freeze()
         try:
             yield
         finally:
@@ -47,26 +51,10 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     app.state.metrics = Metrics()
     install_error_handlers(app)
     limit = config.limits.max_request_bytes
-    # Added before `guard`, so it runs inside it: the receive it wraps is then not in guard's task group, and its
-    # 413 reaches the error table instead of leaving as an ExceptionGroup.
+    # Added before Guard, so it runs inside it: its 413 for a body that streams past the limit reaches the error
+    # table; Guard refuses a declared Content-Length over the limit before anything is read.
     app.add_middleware(BodyLimit, limit=limit)
-
-    @app.middleware("http")
-    async def guard(request: Request, call_next):  # type: ignore[no-untyped-def]
-        started = time.perf_counter()
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            response: Response = error_response(
-                413, "TooLarge", f"the request body is over the limit of {limit} bytes (limits.max_request_bytes)"
-            )
-        else:
-            response = await call_next(request)
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        registry: Metrics = app.state.metrics
-        registry.requests.labels(path, request.method, str(response.status_code)).inc()
-        registry.latency.labels(path).observe(time.perf_counter() - started)
-        return response
+    app.add_middleware(Guard, limit=limit, metrics=lambda: app.state.metrics)
 
     app.include_router(health.router)
     for module in (recall, facts, memories, documents, tasks, namespaces):

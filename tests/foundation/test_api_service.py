@@ -41,3 +41,16 @@ def test_oversized_body_is_413(config: Config, memory: Memory) -> None:
     response = small.post("/v1/recall", content=b"x" * 500, headers={"content-type": "application/json"})
     assert response.status_code == 413
     assert response.json()["error"] == "TooLarge"
+
+
+def test_every_answer_is_counted_under_its_route_and_status(config: Config, memory: Memory) -> None:
+    client = TestClient(create_app(config.replace("limits", max_request_bytes=100), memory))
+    client.post("/v1/recall", content=b"x" * 500, headers={"content-type": "application/json"})  # declared: 413
+    client.get("/v1/nothing")
+    client.post("/v1/recall", json={"namespace": "m", "query": "tea", "budget": 50})
+    client.post("/v1/recall", json={"namespace": "m", "query": "tea", "budget": -1})
+    text = client.get("/metrics").text
+    for labels in ('method="POST",route="unmatched",status="413"', 'method="GET",route="unmatched",status="404"',
+                   'method="POST",route="/v1/recall",status="200"', 'method="POST",route="/v1/recall",status="422"'):
+        assert f"memory_requests_total{{{labels}}} 1.0" in text, labels
+    assert 'memory_request_duration_seconds_count{route="/v1/recall"} 2.0' in text
