@@ -126,7 +126,7 @@ class RetrievalConfig:
     duplicate_similarity: float = 0.9
     duplicate_penalty: float = 0.5
     supersede_similarity: float = 0.5
-    lexical_max_postings: int = 10000
+    lexical_max_postings: int = 5000
     neighbour_weight: float = 0.7
     neighbour_seeds: int = 10
     neighbour_window_s: int = 3600
