@@ -129,6 +129,7 @@ class RetrievalConfig:
     lexical_max_postings: int = 5000
     neighbour_weight: float = 0.7
     neighbour_seeds: int = 10
+    neighbour_hops: int = 2
     neighbour_window_s: int = 3600
 
 
@@ -256,7 +257,9 @@ _UNIT_INTERVAL = {
 }
 
 # 0 switches the feature off.
-_NON_NEGATIVE = {("retrieval", "lexical_max_postings"), ("retrieval", "neighbour_seeds")}
+_NON_NEGATIVE = {
+    ("retrieval", "lexical_max_postings"), ("retrieval", "neighbour_seeds"), ("retrieval", "neighbour_hops"),
+}
 
 
 def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:

@@ -176,30 +176,40 @@ class Searcher:
     def _with_neighbours(
         self, namespace: str, snippets: list[Snippet], rows: Mapping[str, ChunkRow], k: int, filters: SearchFilters
     ) -> list[Snippet]:
-        """Add the turns just before and after the best conversation turns, at a share of their score.
+        """Add the turns around the best conversation turns, at a share of their score.
 
-        An answer often sits in the reply to the turn that matched (or the question before it); a neighbour
-        scores neighbour_weight × its seed's score unless it already scored higher on its own.
+        An answer often sits in the reply to the turn that matched (or the question before it), or one turn
+        further on. A turn just before or after one of the neighbour_seeds best turns scores neighbour_weight ×
+        that turn's score, and the turns next to those neighbour_weight × theirs, for neighbour_hops rings in all
+        (so the second ring comes at neighbour_weight² of the seed). A turn keeps its own score when that is higher.
         """
-        weight, count = self._config.neighbour_weight, self._config.neighbour_seeds
-        if weight <= 0 or count <= 0 or not snippets:
+        weight, count, hops = self._config.neighbour_weight, self._config.neighbour_seeds, self._config.neighbour_hops
+        if weight <= 0 or count <= 0 or hops <= 0 or not snippets:
             return snippets
-        seeds = [rows[s.id] for s in snippets[:count] if rows[s.id].kind == "memory"]
-        if not seeds:
-            return snippets
-        db = self._store.db
-        around = catalog.neighbour_turns(db, namespace, seeds, self._config.neighbour_window_s)
-        wanted = {n for ids in around.values() for n in ids}
-        found = catalog.chunk_rows(db, namespace, sorted(wanted), filters)
+        ring = [s for s in snippets[:count] if rows[s.id].kind == "memory"]
         by_id = {s.id: s for s in snippets}
-        for seed in snippets[:count]:
-            for neighbour in around.get(seed.id, ()):
-                row = found.get(neighbour)
-                score = seed.score * weight
-                if row is None or (neighbour in by_id and by_id[neighbour].score >= score):
-                    continue
-                own = by_id[neighbour].why if neighbour in by_id else {}  # its own ranks, if it had any
-                by_id[neighbour] = _snippet(row, math.atanh(min(score, 0.999999)), {**own, "neighbour_of": seed.id})
+        row_of = dict(rows)
+        db = self._store.db
+        for _ in range(hops):
+            if not ring:
+                break
+            around = catalog.neighbour_turns(db, namespace, [row_of[s.id] for s in ring],
+                                             self._config.neighbour_window_s)
+            wanted = {n for ids in around.values() for n in ids}
+            found = catalog.chunk_rows(db, namespace, sorted(wanted), filters)
+            row_of.update(found)
+            raised: dict[str, Snippet] = {}
+            for seed in ring:  # best first
+                for neighbour in around.get(seed.id, ()):
+                    row = found.get(neighbour)
+                    score = weight * seed.score
+                    if row is None or (neighbour in by_id and by_id[neighbour].score >= score):
+                        continue
+                    why = by_id[neighbour].why if neighbour in by_id else {}  # its own ranks, if it had any
+                    by_id[neighbour] = raised[neighbour] = _snippet(
+                        row, math.atanh(min(score, 0.999999)), {**why, "neighbour_of": seed.id}
+                    )
+            ring = sorted(raised.values(), key=lambda s: (-s.score, s.id))
         merged = sorted(by_id.values(), key=lambda s: (-s.score, s.id))
         return merged[:k]
 

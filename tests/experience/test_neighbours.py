@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from memory.config import Config
 from memory.experience import ExperienceMemory, MemoryTurn, catalog
-from tests.experience.conftest import add
+from memory.store import Store
+from memory.tokens import get_counter
+from tests.experience.conftest import CountingEncoder, HandClock, add
 
 ENGLISH_TALK = [
     ("Melanie", "Did you end up going to that pottery workshop last weekend?"),
@@ -72,3 +75,22 @@ def test_turns_stored_with_one_timestamp_are_neighbours_in_the_order_stored(expe
     ordered = sorted(_rows(experience, [r.doc_id for r in stored]).values(), key=lambda r: r.rowid)
     around = catalog.neighbour_turns(experience._store.db, "ns", ordered, 60)
     assert around[ordered[1].id] == [ordered[0].id, ordered[2].id]
+
+
+@pytest.mark.parametrize("hops", [1, 2])
+def test_the_turn_after_the_reply_comes_along_in_a_second_ring(
+    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, hops: int
+) -> None:
+    one_seed = config.replace("retrieval", neighbour_seeds=1, neighbour_hops=hops)
+    experience = ExperienceMemory(store, encoder, get_counter(), one_seed, clock)
+    ids = _talk(experience, ENGLISH_TALK)
+    hits = experience.search("pottery workshop last weekend", "ns", k=10)
+    by_doc = {h.doc_id: h for h in hits}
+    assert hits[0].doc_id == ids[0]
+    reply = by_doc[ids[1]]
+    after = by_doc.get(ids[2])
+    if hops == 1:
+        assert after is None or "neighbour_of" not in after.why
+    else:
+        assert after is not None and after.why["neighbour_of"] == reply.id
+        assert after.score < reply.score
