@@ -160,13 +160,19 @@ class ExperienceMemory:
         return repair(self._store, self._vectors, self._embedder, self._counter, namespace)
 
     def search(
-        self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None
+        self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None,
+        reach_tokens: int | None = None,
     ) -> list[Snippet]:
-        """The k best chunks for `query` (hybrid dense + lexical, reranked), scores in 0..1, best first."""
-        return list(self.explain(query, namespace, k, filters).results)
+        """The k best chunks for `query` (hybrid dense + lexical, reranked), scores in 0..1, best first.
+
+        `reach_tokens`: the caller will use at most this many tokens of the results, so near-duplicates are
+        looked for only among the candidates that can get there and as many again (see rerank).
+        """
+        return list(self.explain(query, namespace, k, filters, reach_tokens).results)
 
     def explain(
-        self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None
+        self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None,
+        reach_tokens: int | None = None,
     ) -> SearchExplanation:
         """A search with each retriever's own ranks and scores laid open (for `memory search --explain`)."""
         if not isinstance(query, str):
@@ -178,7 +184,9 @@ class ExperienceMemory:
             raise ValidationError(
                 f"query must be at most {limit} characters (limits.max_query_chars), got {len(query)}; shorten it"
             )
-        return self._searcher.explain(query, namespace, k, filters or SearchFilters())
+        if reach_tokens is not None and (isinstance(reach_tokens, bool) or not isinstance(reach_tokens, int)):
+            raise ValidationError(f"reach_tokens must be a whole number of tokens or None, got {reach_tokens!r}")
+        return self._searcher.explain(query, namespace, k, filters or SearchFilters(), reach_tokens)
 
     @staticmethod
     def _check_chunks(doc_id: str, chunks: Sequence[ChunkInput]) -> tuple[ChunkInput, ...]:

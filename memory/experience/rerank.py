@@ -30,6 +30,7 @@ class Candidate:
     group: str  # the document, or for conversation memories the speaker: where a newer statement supersedes
     indexed_terms: str  # the analysed terms as the lexical index holds them, space-separated
     updated_at: str
+    tokens: int = 0  # the chunk's size, for callers that will use only so many tokens of the result
 
     @cached_property
     def terms(self) -> frozenset[str]:
@@ -68,10 +69,15 @@ def rerank(
     temporal: bool,
     config: RetrievalConfig,
     k: int,
+    reach_tokens: int | None = None,
 ) -> list[Ranked]:
     """Fused score blended with coverage, times recency; then, among the top 2k+10, newer-first and duplicates.
 
-    Coverage is computed here only when it weighs in the score; term sets are built only for the window.
+    With `reach_tokens` (the caller will use at most that many tokens of the result) the window is also at most
+    twice the best candidates whose tokens add up to it, plus 10: comparing candidates the caller never uses
+    costs every call (about half the rerank at 100 candidates), and a near-duplicate ranked further down than
+    that is left where it is. Coverage is computed here only when it weighs in the score; term sets are built
+    only for the window.
     """
     scored = []
     freshness: dict[str, float] = {}  # candidates share few distinct times (a document's chunks, a session)
@@ -87,11 +93,23 @@ def rerank(
         recency = 1.0 if temporal else 1.0 - config.recency_weight + config.recency_weight * fresh
         scored.append(Ranked(c, base * recency, cover, recency))
     ranked = _order(scored)
-    window = min(2 * k + 10, 100)  # only what can reach the result is compared pairwise
+    window = _window(ranked, k, reach_tokens)  # only what can reach the result is compared pairwise
     top = _suppress_duplicates(ranked[:window], config)
     if not temporal:
         top = _newer_first(top, config)
     return _order(top + ranked[window:])
+
+
+def _window(ranked: Sequence[Ranked], k: int, reach_tokens: int | None) -> int:
+    reach = k
+    if reach_tokens is not None:
+        spent = 0
+        for index, r in enumerate(ranked[:k]):
+            spent += r.candidate.tokens
+            if spent >= reach_tokens:
+                reach = index + 1
+                break
+    return min(2 * reach + 10, 100)
 
 
 def _clusters(sets: Sequence[frozenset[str]], threshold: float) -> list[list[int]]:

@@ -142,19 +142,24 @@ class Searcher:
             return self._vectors.search(namespace, vector, self._config.dense_k, within=allowed)
         return self._vectors.search(namespace, vector, self._config.dense_k * _OVERFETCH)
 
-    def rank(self, retrieved: Retrieved, k: int, *, reranked: bool = True) -> tuple[Weights, list[Snippet]]:
-        """Fuse (and unless told otherwise rerank) the candidates; the k best as snippets."""
+    def rank(
+        self, retrieved: Retrieved, k: int, *, reranked: bool = True, reach_tokens: int | None = None
+    ) -> tuple[Weights, list[Snippet]]:
+        """Fuse (and unless told otherwise rerank) the candidates; the k best as snippets (see rerank for
+        `reach_tokens`)."""
         weights, fused = fuse(
             retrieved.dense, retrieved.lexical, retrieved.cjk_share, sum(retrieved.idf.values()), self._config
         )
         # A candidate with no evidence at all (cosine below the floor, no query term) is noise, not a result.
-        candidates = [
-            Candidate(f, _group(retrieved.rows[f.chunk_id]), retrieved.rows[f.chunk_id].terms,
-                      retrieved.rows[f.chunk_id].updated_at)
-            for f in fused if f.score > 0
-        ]
+        candidates = []
+        for f in fused:
+            if f.score > 0:
+                row = retrieved.rows[f.chunk_id]
+                candidates.append(Candidate(f, _group(row), row.terms, row.updated_at, row.tokens))
         if reranked:
-            ranked = rerank(candidates, retrieved.idf, self._clock(), retrieved.temporal, self._config, k)
+            ranked = rerank(
+                candidates, retrieved.idf, self._clock(), retrieved.temporal, self._config, k, reach_tokens
+            )
         else:
             ranked = [Ranked(c, c.fused.score, None, 1.0) for c in candidates]
         hits = {name: {h.chunk_id: h for h in found}
@@ -162,10 +167,12 @@ class Searcher:
         return weights, [_snippet(retrieved.rows[r.candidate.fused.chunk_id], r.score, _why(r, hits, retrieved.idf))
                          for r in ranked[:k]]
 
-    def explain(self, query: str, namespace: str, k: int, filters: SearchFilters) -> SearchExplanation:
+    def explain(
+        self, query: str, namespace: str, k: int, filters: SearchFilters, reach_tokens: int | None = None
+    ) -> SearchExplanation:
         """Search, keeping each retriever's list next to the result."""
         retrieved = self.retrieve(query, namespace, filters)
-        weights, snippets = self.rank(retrieved, k)
+        weights, snippets = self.rank(retrieved, k, reach_tokens=reach_tokens)
         snippets = self._with_neighbours(namespace, snippets, retrieved.rows, k, filters)
         return SearchExplanation(
             query=query, terms=retrieved.terms, cjk_share=retrieved.cjk_share, temporal=retrieved.temporal,

@@ -70,3 +70,18 @@ def test_coverage_weight_blends_in_the_share_of_query_idf_held() -> None:
     bare = candidate("b", 0.5, "unrelated", "2026-01-01T00:00:00Z", group="b")
     ranked = rerank([covered, bare], {"loader": 2.0, "retry": 2.0}, NOW, False, config, k=2)
     assert [r.candidate.fused.chunk_id for r in ranked] == ["a", "b"] and ranked[0].coverage == 1.0
+
+
+def test_duplicates_are_looked_for_only_as_far_as_the_caller_can_use() -> None:
+    config = RetrievalConfig(recency_weight=0.0)
+    # 40 distinct chunks of 100 tokens, then two copies of one text at places 41 and 42.
+    distinct = [Candidate(Fused(f"c{i:02}", 1.0 - i / 100, 0.0, 0.0), f"g{i}", f"word{i} other{i} more{i}",
+                          "2026-01-01T00:00:00Z", 100) for i in range(40)]
+    copies = [Candidate(Fused(f"d{i}", 0.5 - i / 100, 0.0, 0.0), f"h{i}", "same words in both copies",
+                        "2026-01-01T00:00:00Z", 100) for i in range(2)]
+    whole = rerank(distinct + copies, {}, NOW, False, config, k=50)
+    assert whole[-1].duplicate_of == "d0"  # inside the window of 2k+10
+    # The caller uses 500 tokens: 5 chunks reach it, so the window is 2 × 5 + 10 = 20 and the copies lie beyond.
+    near = rerank(distinct + copies, {}, NOW, False, config, k=50, reach_tokens=500)
+    assert all(r.duplicate_of is None for r in near)
+    assert [r.candidate.fused.chunk_id for r in near[:20]] == [r.candidate.fused.chunk_id for r in whole[:20]]
