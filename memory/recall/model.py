@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -41,9 +42,9 @@ class Snippet:
     why: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     body_tokens: int | None = None
 
-    @property
+    @cached_property
     def updated(self) -> datetime | None:
-        """`updated_at` as a UTC datetime; None when absent or malformed."""
+        """`updated_at` as a UTC datetime; None when absent or malformed (parsed once: packing asks often)."""
         if not self.updated_at:
             return None
         try:
