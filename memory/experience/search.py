@@ -41,6 +41,8 @@ __all__ = ["EXACT_FILTER_LIMIT", "Retrieved", "Searcher"]
 EXACT_FILTER_LIMIT = 5000
 _OVERFETCH = 4
 _LEXICAL_WORKERS = 4
+# Row lists at least this long are read by two threads at once.
+_SPLIT_ROWS = 40
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,8 @@ class Searcher:
             side = pending.result()
         rows.update(side.rows)
         # What neither thread read: the rows of the chunks that dense alone found (and that pass the filters).
-        rows.update(catalog.chunk_rows(
-            db, namespace, [h.chunk_id for h in dense if h.chunk_id not in rows and h.chunk_id not in side.found],
-            filters,
+        rows.update(self._rows(
+            namespace, [h.chunk_id for h in dense if h.chunk_id not in rows and h.chunk_id not in side.found], filters
         ))
         # Dense hits that the filter (or a concurrent delete) removed drop out; ranks are recounted.
         if not all(h.chunk_id in rows for h in dense):
@@ -115,6 +116,16 @@ class Searcher:
             idf=MappingProxyType(idf(side.total, side.frequencies)), dense=tuple(dense[: self._config.dense_k]),
             lexical=tuple(lexical_hits), rows=MappingProxyType(rows),
         )
+
+    def _rows(self, namespace: str, ids: list[str], filters: SearchFilters) -> dict[str, ChunkRow]:
+        """catalog.chunk_rows, half of a long list read by an idle worker meanwhile (SQLite steps without the GIL)."""
+        if len(ids) < _SPLIT_ROWS:
+            return catalog.chunk_rows(self._store.db, namespace, ids, filters)
+        half = len(ids) // 2
+        other = self._pool.submit(lambda: catalog.chunk_rows(self._store.db, namespace, ids[:half], filters))
+        rows = catalog.chunk_rows(self._store.db, namespace, ids[half:], filters)
+        rows.update(other.result())
+        return rows
 
     def close(self) -> None:
         """Stop the lexical worker threads (searches after this fail)."""

@@ -139,3 +139,19 @@ def test_namespaces_never_see_each_other(experience: ExperienceMemory) -> None:
     add(experience, "bob", "d", CHINESE["tea"])
     assert {h.doc_id for h in experience.search("loader 龙井", "alice")} == {"d"}
     assert all("龙井" not in h.text for h in experience.search("loader 龙井", "alice"))
+
+
+def test_a_long_row_list_read_by_two_threads_is_the_same_rows(experience: ExperienceMemory) -> None:
+    from memory.experience import catalog
+    from memory.experience.search import _SPLIT_ROWS
+
+    add(experience, "ns", "many", *[f"Note {i}: the loader retried batch {i} twice." for i in range(30)],
+        project="ops")
+    add(experience, "ns", "more", *[f"笔记{i}：加载器重试了第{i}批。" for i in range(30)])
+    ids = [r[0] for r in experience._store.db.execute("SELECT id FROM chunks ORDER BY id DESC").fetchall()]
+    ids.append("c-does-not-exist")
+    assert len(ids) >= _SPLIT_ROWS
+    for filters in (SearchFilters(), SearchFilters(project="ops")):
+        split = experience._searcher._rows("ns", ids, filters)
+        whole = catalog.chunk_rows(experience._store.db, "ns", ids, filters)
+        assert split == whole and len(whole) == (60 if filters.empty else 30)
