@@ -14,11 +14,15 @@ from memory.service import Memory
 __all__ = ["MemoryDep", "Access", "AccessDep", "MetricsDep"]
 
 
-def _memory(request: Request) -> Memory:
+# The dependencies are `async def` although nothing in them waits: FastAPI runs a plain `def` dependency in its
+# thread pool, a thread hop per dependency per request (three for a recall) for an attribute read.
+
+
+async def _memory(request: Request) -> Memory:
     return request.app.state.memory
 
 
-def _metrics(request: Request) -> Metrics:
+async def _metrics(request: Request) -> Metrics:
     return request.app.state.metrics
 
 
@@ -36,7 +40,7 @@ class Access:
         return checked
 
 
-def _access(request: Request, authorization: Annotated[str | None, Header()] = None) -> Access:
+async def _access(request: Request, authorization: Annotated[str | None, Header()] = None) -> Access:
     keyring: KeyRing = request.app.state.keyring
     token = None
     if authorization:
