@@ -4,8 +4,9 @@ The floor, measured in the same run on the same collection: one query embedding 
 Chroma query for dense_k neighbours. Stores are built from real text (SciFact and CMRC sentences, so FTS5 and
 jieba see real words) with synthetic vectors (bench.experience_scale.SyntheticEncoder: Chroma's cost without
 the model's); queries are embedded by the real model. Every phase uses its own queries, so the embedder's query
-cache never answers; floor and library calls alternate (floor, recall, floor, ...) so that the drift of a shared
-machine weighs on both alike. Stores are kept under bench/.cache/speed-N and reused by later runs.
+cache never answers; floor, library and REST calls alternate round by round (floor, recall, floor, REST recall,
+...) so that the drift of a shared machine weighs on all alike. Stores are kept under bench/.cache/speed-N and
+reused by later runs; the service answers from a copy.
 
     .venv/bin/python -m bench.recall_speed [--sizes 1000 10000 100000] [--queries 60] [--budget 1000]
 """
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -58,17 +61,6 @@ def build(size: int, embedder: Embedder, pool: Sequence[str]) -> Config:
     return config
 
 
-def _timed(calls: Sequence[Callable[[], object]]) -> list[float]:
-    for call in calls[:_WARMUP]:
-        call()
-    out = []
-    for call in calls[_WARMUP:]:
-        start = time.perf_counter()
-        call()
-        out.append((time.perf_counter() - start) * 1000)
-    return out
-
-
 def _interleaved(phases: dict[str, Sequence[Callable[[], object]]]) -> dict[str, list[float]]:
     """Every phase timed round by round (one call of each per round), so a shared machine's drift hits all alike."""
     rounds = min(len(calls) for calls in phases.values())
@@ -88,28 +80,32 @@ def _p(samples: Sequence[float], q: float) -> float:
 
 
 def measure(size: int, embedder: Embedder, queries: list[list[str]], budget: int) -> dict[str, list[float]]:
-    """Floor, library and REST latencies (ms) on the store of `size` chunks."""
+    """Floor, library and REST latencies (ms) on the store of `size` chunks, all four phases interleaved.
+
+    The service runs on a copy of the store (two processes must not share one embedded Chroma), so its calls
+    alternate with the floor and library calls round by round and meet the same machine.
+    """
     config = build(size, embedder, sentence_pool())
-    out: dict[str, list[float]] = {}
-    with Memory(config, embedder=embedder) as memory:
-        # The raw Chroma handle, not the store's LiveCollection wrapper: the floor is Chroma alone.
-        collection = memory.store.chroma.get_collection(
-            collection_name(NAMESPACE, generation=memory.store.generation), embedding_function=None
-        )
-        dense_k = config.retrieval.dense_k
+    with tempfile.TemporaryDirectory(prefix="recall-speed-") as tmp:
+        served = Path(tmp) / "store"
+        shutil.copytree(config.service.data_dir, served)
+        with running_service(None, data_dir=served) as service, Memory(config, embedder=embedder) as memory:
+            # The raw Chroma handle, not the store's LiveCollection wrapper: the floor is Chroma alone.
+            collection = memory.store.chroma.get_collection(
+                collection_name(NAMESPACE, generation=memory.store.generation), embedding_function=None
+            )
+            dense_k = config.retrieval.dense_k
 
-        def floor(q: str) -> None:
-            collection.query(query_embeddings=embedder.encode_query(q)[None, :], n_results=dense_k,
-                             include=["distances"])
+            def floor(q: str) -> None:
+                collection.query(query_embeddings=embedder.encode_query(q)[None, :], n_results=dense_k,
+                                 include=["distances"])
 
-        out.update(_interleaved({
-            "floor": [lambda q=q: floor(q) for q in queries[0]],
-            "library": [lambda q=q: memory.recall(q, budget, NAMESPACE) for q in queries[1]],
-            "floor again": [lambda q=q: floor(q) for q in queries[2]],
-        }))
-    with running_service(None, data_dir=Path(config.service.data_dir)) as service:
-        out["rest"] = _timed([lambda q=q: service.recall(NAMESPACE, q, budget) for q in queries[3]])
-    return out
+            return _interleaved({
+                "floor": [lambda q=q: floor(q) for q in queries[0]],
+                "library": [lambda q=q: memory.recall(q, budget, NAMESPACE) for q in queries[1]],
+                "floor again": [lambda q=q: floor(q) for q in queries[2]],
+                "rest": [lambda q=q: service.recall(NAMESPACE, q, budget) for q in queries[3]],
+            })
 
 
 def main(argv: Sequence[str] | None = None) -> None:
