@@ -141,7 +141,8 @@ def _v2(db: sqlite_utils.Database) -> None:
 
 def _v3(db: sqlite_utils.Database) -> None:
     """Rows per term of the lexical index (`lexical_terms`), kept by lexical.index / remove, counted here once."""
-    from memory.experience.lexical import count_terms  # the index's own counting (imported late: no cycle)
+    # The index's own counting, imported here: memory.experience imports the store, which imports this module.
+    from memory.experience.lexical import count_terms
 
     db.execute("BEGIN IMMEDIATE")
     try:

@@ -72,7 +72,7 @@ def test_remembered_cuts_answer_as_fresh_ones(snip: MakeSnippet, counter: TokenC
     text = "One short line. " + "Then a much longer sentence that goes on for a while. " * 3 + "第二句。第三句很长很长。"
     line = make_line(snip("experience", "e1", text), counter)
     cuts: dict[tuple[str, str, int], object] = {}
-    for space in range(0, line.cost + 2):
+    for space in range(line.cost + 2):
         for min_fill in (0.9, 0.5, 0.0):  # packing asks again at the same space with a lower fill
             fresh = trim_line(line, space, counter, min_tokens=3, min_fill=min_fill)
             remembered = trim_line(line, space, counter, min_tokens=3, min_fill=min_fill, cuts=cuts)  # type: ignore[arg-type]
