@@ -10,7 +10,7 @@ import pytest
 
 from memory.config import Config
 from memory.embed import Embedder
-from memory.experience import ChunkInput, ExperienceMemory
+from memory.experience import ChunkInput, ExperienceMemory, lexical
 from memory.store import Store, open_store
 from memory.tokens import get_counter
 
@@ -98,3 +98,18 @@ def corpus(experience: ExperienceMemory) -> ExperienceMemory:
     for doc_id, text in {**ENGLISH, **CHINESE}.items():
         add(experience, "ns", doc_id, text)
     return experience
+
+
+def index_rows(store: Store, namespace: str, texts: Sequence[str]) -> list[int]:
+    """Chunk rows and their lexical index entries written straight into SQLite (no model: the lexical side only)."""
+    with store.transaction() as db:
+        rowids = []
+        for text in texts:
+            cursor = db.execute(
+                "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, text_hash, tokens, "
+                "created_at, updated_at) VALUES (?, ?, 'd', 1, 0, ?, 'h', 1, '2026-01-01', '2026-01-01')",
+                [f"{namespace}-{len(rowids)}-{np.random.random()}", namespace, text],
+            )
+            rowids.append(int(cursor.lastrowid or 0))
+        lexical.index(db, [(r, namespace, lexical.index_terms(t)) for r, t in zip(rowids, texts, strict=True)])
+    return rowids

@@ -9,22 +9,9 @@ import random
 
 from memory.experience import lexical
 from memory.store import Store
+from tests.experience.conftest import index_rows
 
 _WORDS = ["alpha", "beta", "gamma", "delta", "zeta", "theta", "kappa", "sigma", "饺子", "熊猫", "铁路", "龙井"]
-
-
-def _put(store: Store, namespace: str, texts: list[str]) -> list[int]:
-    with store.transaction() as db:
-        rowids = []
-        for text in texts:
-            cursor = db.execute(
-                "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, text_hash, tokens, "
-                "created_at, updated_at) VALUES (?, ?, 'd', 1, 0, ?, 'h', 1, '2026-01-01', '2026-01-01')",
-                [f"{namespace}-{len(rowids)}-{random.random()}", namespace, text],
-            )
-            rowids.append(cursor.lastrowid)
-        lexical.index(db, [(r, namespace, lexical.index_terms(t)) for r, t in zip(rowids, texts, strict=True)])
-    return rowids
 
 
 def _share(store: Store, namespace: str) -> float:
@@ -40,8 +27,8 @@ def _both(store: Store, namespace: str, terms: tuple[str, ...], k: int) -> tuple
 
 def test_the_big_namespace_gets_the_same_ranking_without_the_clause(store: Store) -> None:
     rng = random.Random(11)
-    _put(store, "big", [" ".join(rng.choices(_WORDS, k=rng.randint(2, 9))) for _ in range(70)])
-    _put(store, "small", [" ".join(rng.choices(_WORDS, k=rng.randint(2, 9))) for _ in range(30)])
+    index_rows(store, "big", [" ".join(rng.choices(_WORDS, k=rng.randint(2, 9))) for _ in range(70)])
+    index_rows(store, "small", [" ".join(rng.choices(_WORDS, k=rng.randint(2, 9))) for _ in range(30)])
     assert _share(store, "big") == 0.7 and _share(store, "small") == 0.3
     for _ in range(40):
         terms = tuple(dict.fromkeys(lexical.index_terms(" ".join(rng.sample(_WORDS, rng.randint(1, 3)))).split()))
@@ -54,8 +41,8 @@ def test_the_big_namespace_gets_the_same_ranking_without_the_clause(store: Store
 def test_a_crowded_fetch_falls_back_to_the_namespace_clause(store: Store) -> None:
     # "zeta" is in every row of the small namespace and only in two of the big one's, so the unscoped top rows
     # are all the small namespace's: the big namespace still gets its own two.
-    _put(store, "big", ["alpha beta"] * 49 + ["zeta alpha beta gamma delta", "zeta alpha beta gamma"])
-    _put(store, "small", ["zeta zeta"] * 49)
+    index_rows(store, "big", ["alpha beta"] * 49 + ["zeta alpha beta gamma delta", "zeta alpha beta gamma"])
+    index_rows(store, "small", ["zeta zeta"] * 49)
     assert _share(store, "big") > lexical.OWN_INDEX_SHARE
     fast, scoped = _both(store, "big", ("zeta",), 10)
     assert fast == scoped
@@ -63,8 +50,8 @@ def test_a_crowded_fetch_falls_back_to_the_namespace_clause(store: Store) -> Non
 
 
 def test_chunk_counts_follow_writes_and_deletes(store: Store) -> None:
-    rowids = _put(store, "counted", ["alpha", "beta", "铁路 龙井"])
-    _put(store, "other", ["gamma"])
+    rowids = index_rows(store, "counted", ["alpha", "beta", "铁路 龙井"])
+    index_rows(store, "other", ["gamma"])
     assert _share(store, "counted") == 0.75
     with store.transaction() as db:
         db.execute("DELETE FROM chunks WHERE rowid = ?", [rowids[0]])

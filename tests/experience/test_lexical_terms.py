@@ -7,6 +7,7 @@ import random
 
 from memory.experience import lexical
 from memory.store import Store
+from tests.experience.conftest import index_rows
 
 _WORDS = ["alpha", "beta", "gamma", "delta", "zeta", "theta", "kappa", "sigma", "饺子", "熊猫", "铁路", "龙井"]
 
@@ -21,20 +22,6 @@ def _kept(store: Store) -> dict[str, int]:
     return dict(store.db.execute("SELECT term, rows FROM lexical_terms").fetchall())
 
 
-def _put(store: Store, namespace: str, texts: list[str]) -> list[int]:
-    with store.transaction() as db:
-        rowids = []
-        for text in texts:
-            cursor = db.execute(
-                "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, text_hash, tokens, "
-                "created_at, updated_at) VALUES (?, ?, 'd', 1, 0, ?, 'h', 1, '2026-01-01', '2026-01-01')",
-                [f"{namespace}-{random.random()}", namespace, text],
-            )
-            rowids.append(int(cursor.lastrowid or 0))
-        lexical.index(db, [(r, namespace, lexical.index_terms(t)) for r, t in zip(rowids, texts, strict=True)])
-    return rowids
-
-
 def test_term_counts_match_fts5_after_random_writes_and_deletes(store: Store) -> None:
     rng = random.Random(5)
     live: dict[str, list[int]] = {"a": [], "b": []}
@@ -43,7 +30,7 @@ def test_term_counts_match_fts5_after_random_writes_and_deletes(store: Store) ->
         action = rng.random()
         if action < 0.6 or not live[namespace]:
             texts = [" ".join(rng.choices(_WORDS, k=rng.randint(1, 8))) for _ in range(rng.randint(1, 4))]
-            live[namespace] += _put(store, namespace, texts)
+            live[namespace] += index_rows(store, namespace, texts)
         elif action < 0.95:
             gone = rng.sample(live[namespace], rng.randint(1, len(live[namespace])))
             with store.transaction() as db:
@@ -63,8 +50,8 @@ def test_term_counts_match_fts5_after_random_writes_and_deletes(store: Store) ->
 
 
 def test_a_term_of_deleted_text_leaves_the_counts(store: Store) -> None:
-    keep = _put(store, "a", ["alpha beta"])
-    gone = _put(store, "a", ["alpha zorbquux 熊猫"])
+    keep = index_rows(store, "a", ["alpha beta"])
+    gone = index_rows(store, "a", ["alpha zorbquux 熊猫"])
     assert _kept(store) == {"alpha": 2, "beta": 1, "zorbquux": 1, "熊猫": 1}
     with store.transaction() as db:
         lexical.remove(db, gone)
