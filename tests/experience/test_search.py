@@ -155,3 +155,12 @@ def test_a_long_row_list_read_by_two_threads_is_the_same_rows(experience: Experi
         split = experience._searcher._rows("ns", ids, filters)
         whole = catalog.chunk_rows(experience._store.db, "ns", ids, filters)
         assert split == whole and len(whole) == (60 if filters.empty else 30)
+
+
+@pytest.mark.parametrize("reach", ["many", 2.5, True])
+def test_reach_tokens_must_be_a_whole_number(corpus: ExperienceMemory, reach: object) -> None:
+    from memory.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="reach_tokens"):
+        corpus.search("loader", "ns", 5, reach_tokens=reach)  # type: ignore[arg-type]
+    assert corpus.search("loader", "ns", 5, reach_tokens=0)[0].doc_id == "loader"  # 0: one candidate's reach
