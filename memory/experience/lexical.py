@@ -59,11 +59,7 @@ def remove(db: sqlite_utils.Database, rowids: Sequence[int]) -> None:
 
 def remove_namespace(db: sqlite_utils.Database, namespace: str) -> None:
     """Drop the index rows of every chunk of a namespace (call before deleting the chunk rows)."""
-    texts = [r[0] for r in db.execute(
-        "SELECT f.terms FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid WHERE c.namespace = ?", [namespace]
-    ).fetchall()]
-    db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE namespace = ?)", [namespace])
-    count_terms(db, texts, -1)
+    remove(db, [r[0] for r in db.execute("SELECT rowid FROM chunks WHERE namespace = ?", [namespace]).fetchall()])
 
 
 def count_terms(db: sqlite_utils.Database, texts: Iterable[str], sign: int) -> None:

@@ -86,10 +86,9 @@ class Recaller:
         if query.strip():
             # Enough experience candidates to fill the budget with short turns, bounded for latency.
             k = max(10, min(100, budget // 20))
-            found = _best_first(self._experience.search(
-                query, namespace, k, search_filters, reach_tokens=_CANDIDATE_BUDGETS * budget
-            ))
-            usable = _enough(found, _CANDIDATE_BUDGETS * budget)
+            reach = _CANDIDATE_BUDGETS * budget
+            found = _best_first(self._experience.search(query, namespace, k, search_filters, reach_tokens=reach))
+            usable = _enough(found, reach)
             candidates.extend(usable)
             beyond = found[len(usable):]
         now = self._clock()
