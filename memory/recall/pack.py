@@ -12,7 +12,7 @@ from memory.recall.fit import Block, fit, rank
 from memory.recall.model import Omitted, RecallItem, RecallResult, Snippet
 from memory.recall.render import RESTATE_HEADER, SECTIONS, Line, Section, clean, cost, freshness, make_line, section_of
 from memory.recall.share import allocate
-from memory.recall.trim import trim_line
+from memory.recall.trim import Cuts, trim_line
 from memory.tokens import TokenCounter
 
 __all__ = ["pack"]
@@ -24,8 +24,6 @@ _SHARED_TRIM_FILL = 0.5
 # Each cut attempt costs a few counts; snippets ranked lower than this rarely beat the whole ones above.
 _TRIM_TRIES = 3
 _TIERS: tuple[Section, ...] = ("fact", "task", "experience")
-# The longest cut found per (snippet id, body, space) during one pack (see trim_line).
-_Cuts = dict[tuple[str, str, int], Line | None]
 
 
 def pack(
@@ -52,7 +50,7 @@ def pack(
     lines = [make_line(s, counter, low_confidence=fallback and not s.pinned) for s in sorted(unique, key=rank)]
 
     headers = {section: cost(header, counter) for section, header in SECTIONS.items()}
-    cuts: _Cuts = {}
+    cuts: Cuts = {}
     chosen = _choose(lines, budget, config, headers, counter, cuts)
     blocks: list[Block] = [(SECTIONS[section], chosen[section]) for section in SECTIONS]
     if config.restate_constraints and chosen["pinned"]:
@@ -99,7 +97,7 @@ def _block_cost(lines: Sequence[Line], header: int) -> int:
 
 def _choose(
     lines: list[Line], budget: int, config: RecallConfig, headers: dict[Section, int], counter: TokenCounter,
-    cuts: _Cuts,
+    cuts: Cuts,
 ) -> dict[Section, list[Line]]:
     """Pinned lines first, then each tier within its share, then leftovers: whole lines before cuts."""
     pending = {section: [line for line in lines if section_of(line.snippet) == section] for section in SECTIONS}
@@ -133,7 +131,7 @@ def _choose(
 
 def _fill(
     pending: Sequence[Line], taken: Sequence[Line], space: int, header: int, counter: TokenCounter,
-    trim_fill: float | None, cuts: _Cuts,
+    trim_fill: float | None, cuts: Cuts,
 ) -> tuple[list[Line], list[Line], int]:
     """Lines that fit `space` whole, best first, then maybe one cut (when `trim_fill` is set): taken, rest, used."""
     kept, rest, used = list(taken), [], 0

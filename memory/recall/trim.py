@@ -6,7 +6,10 @@ from memory.recall.render import TRIM_MARKER, Line, make_line
 from memory.text.sentences import sentence_spans
 from memory.tokens import TokenCounter
 
-__all__ = ["sentence_ends", "trim_line"]
+__all__ = ["Cuts", "sentence_ends", "trim_line"]
+
+# The longest cut found per (snippet id, body, space), kept by a caller across trim_line calls.
+Cuts = dict[tuple[str, str, int], Line | None]
 
 
 def sentence_ends(text: str) -> list[int]:
@@ -16,7 +19,7 @@ def sentence_ends(text: str) -> list[int]:
 
 def trim_line(
     line: Line, space: int, counter: TokenCounter, *, min_tokens: int, min_fill: float,
-    cuts: dict[tuple[str, str, int], Line | None] | None = None,
+    cuts: Cuts | None = None,
 ) -> Line | None:
     """The longest sentence-boundary cut of `line` costing at most `space`, or None when no cut is worth it.
 

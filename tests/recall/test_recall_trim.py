@@ -8,7 +8,7 @@ import pytest
 
 from memory.recall.model import Snippet
 from memory.recall.render import TRIM_MARKER, make_line
-from memory.recall.trim import sentence_ends, trim_line
+from memory.recall.trim import Cuts, sentence_ends, trim_line
 from memory.tokens import TokenCounter
 
 MakeSnippet = Callable[..., Snippet]
@@ -71,11 +71,11 @@ def test_trim_refuses_cuts_that_are_not_worth_it(snip: MakeSnippet, counter: Tok
 def test_remembered_cuts_answer_as_fresh_ones(snip: MakeSnippet, counter: TokenCounter) -> None:
     text = "One short line. " + "Then a much longer sentence that goes on for a while. " * 3 + "第二句。第三句很长很长。"
     line = make_line(snip("experience", "e1", text), counter)
-    cuts: dict[tuple[str, str, int], object] = {}
+    cuts: Cuts = {}
     for space in range(line.cost + 2):
         for min_fill in (0.9, 0.5, 0.0):  # packing asks again at the same space with a lower fill
             fresh = trim_line(line, space, counter, min_tokens=3, min_fill=min_fill)
-            remembered = trim_line(line, space, counter, min_tokens=3, min_fill=min_fill, cuts=cuts)  # type: ignore[arg-type]
+            remembered = trim_line(line, space, counter, min_tokens=3, min_fill=min_fill, cuts=cuts)
             assert remembered == fresh, (space, min_fill)
     assert len(cuts) == line.cost + 2  # one count per space, whatever the fill asked
     assert any(value is not None for value in cuts.values())
