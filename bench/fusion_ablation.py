@@ -15,6 +15,7 @@ of the HNSW index differ by.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import tempfile
 from collections import defaultdict
@@ -87,12 +88,12 @@ def with_document(base: Scorer, doc_of: Mapping[str, str], beta: float) -> Score
 
 def with_pairs(base: Scorer, queries: Sequence[str], sequences: Mapping[str, list[str]], bonus: float) -> Scorer:
     """Among the 100 best, +bonus × the IDF share of query-word pairs found within two words of each other."""
-    pair_sets = {c: set(zip(s, s[1:])) | set(zip(s, s[2:])) for c, s in sequences.items()}
+    pair_sets = {c: set(itertools.pairwise(s)) | set(zip(s, s[2:])) for c, s in sequences.items()}
 
     def score(i: int, r: Retrieved) -> Mapping[str, float]:
         own = dict(base(i, r))
         words = analyse(queries[i])
-        pairs = [(a, b) for a, b in zip(words, words[1:]) if a in r.idf and b in r.idf]
+        pairs = [(a, b) for a, b in itertools.pairwise(words) if a in r.idf and b in r.idf]
         total = sum(r.idf[a] + r.idf[b] for a, b in pairs)
         if total > 0:
             for c in sorted(own, key=lambda c: -own[c])[:100]:
