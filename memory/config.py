@@ -131,6 +131,7 @@ class RetrievalConfig:
     neighbour_seeds: int = 10
     neighbour_hops: int = 2
     neighbour_window_s: int = 3600
+    turn_context: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -254,6 +255,7 @@ _UNIT_INTERVAL = {
     ("recall", "experience_share"), ("retrieval", "dense_cjk_trust"), ("retrieval", "dense_floor"),
     ("retrieval", "dense_ceiling"), ("retrieval", "coverage_weight"), ("retrieval", "duplicate_similarity"),
     ("retrieval", "duplicate_penalty"), ("retrieval", "supersede_similarity"), ("retrieval", "neighbour_weight"),
+    ("retrieval", "turn_context"),
 }
 
 # 0 switches the feature off.

@@ -18,6 +18,8 @@ import numpy as np
 from memory.config import Config
 from memory.embed import EmbedderIdentity
 from memory.errors import StoreError
+from memory.experience import context
+from memory.experience.context import TurnContext
 from memory.experience.dense import collection_ids
 from memory.experience.model import indexed_text
 from memory.store import Store, StoreIdentity, collection_name, stored_identity
@@ -62,8 +64,9 @@ def reembed(config: Config, embedder: DocumentEncoder, progress: Progress | None
             batch: int = _BATCH) -> ReembedReport:
     """Rebuild every vector of the store with `embedder`, then switch the store's identity to it."""
     store = _open(config)
+    turn_context = TurnContext(config.retrieval.turn_context, config.retrieval.neighbour_window_s)
     try:
-        return _run(store, embedder, progress or (lambda done, total: None), batch)
+        return _run(store, embedder, progress or (lambda done, total: None), batch, turn_context)
     finally:
         store.close()
 
@@ -77,10 +80,13 @@ def _open(config: Config) -> Store:
     return Store(config, identity)
 
 
-def _run(store: Store, embedder: DocumentEncoder, progress: Progress, batch: int) -> ReembedReport:
+def _run(store: Store, embedder: DocumentEncoder, progress: Progress, batch: int,
+         turn_context: TurnContext) -> ReembedReport:
     previous = store.identity
     target = store.generation + 1
     removed = _drop_other_generations(store, keep=store.generation)
+    with store.transaction() as tx:  # a killed run's own embeddings of the half-built generation
+        tx.execute("DELETE FROM turn_vectors WHERE generation != ?", [store.generation])
     db = store.db
     total = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
     namespaces = [r[0] for r in db.execute("SELECT DISTINCT namespace FROM chunks ORDER BY namespace").fetchall()]
@@ -90,38 +96,54 @@ def _run(store: Store, embedder: DocumentEncoder, progress: Progress, batch: int
         ids = [r[0] for r in db.execute(
             "SELECT id FROM chunks WHERE namespace = ? ORDER BY rowid", [namespace]).fetchall()]
         for start in range(0, len(ids), batch):
-            encoded += _encode_into(store, collection, embedder, ids[start:start + batch])
+            encoded += _encode_into(store, collection, embedder, ids[start:start + batch], target)
             progress(min(batch, len(ids) - start), total)
-        encoded += _reconcile(store, collection, embedder, namespace)
+        encoded += _reconcile(store, collection, embedder, namespace, target)
+        # Conversation turns are searched by vectors mixed with their neighbours' (memory.experience.context).
+        with store.write_lock:
+            context.sync(store, namespace, target, turn_context,
+                         lambda chunk_ids, vectors, c=collection: _upsert(c, chunk_ids, vectors))
     current = StoreIdentity(embedder.identity.backend, embedder.identity.model, embedder.identity.dimension,
                             previous.tokenizer)
     store.switch_identity(current, target)
     removed += _drop_other_generations(store, keep=target)
+    with store.transaction() as tx:
+        tx.execute("DELETE FROM turn_vectors WHERE generation != ?", [target])
     return ReembedReport(previous, current, len(namespaces), encoded, removed)
 
 
-def _encode_into(store: Store, collection: Any, embedder: DocumentEncoder, ids: Sequence[str]) -> int:
+def _encode_into(store: Store, collection: Any, embedder: DocumentEncoder, ids: Sequence[str],
+                 generation: int) -> int:
     if not ids:
         return 0
     marks = ",".join("?" * len(ids))
     rows = store.db.execute(
-        "SELECT c.id, c.text, c.heading, d.speaker FROM chunks c JOIN documents d "
+        "SELECT c.id, c.text, c.heading, d.speaker, d.kind FROM chunks c JOIN documents d "
         f"ON d.namespace = c.namespace AND d.doc_id = c.doc_id WHERE c.id IN ({marks})",
         list(ids),
     ).fetchall()
     if not rows:
         return 0
-    vectors = embedder.encode_documents([indexed_text(t, h, s) for _, t, h, s in rows])
-    try:
-        for start in range(0, len(rows), _CHROMA_BATCH):
-            collection.upsert(ids=[r[0] for r in rows[start:start + _CHROMA_BATCH]],
-                              embeddings=vectors[start:start + _CHROMA_BATCH])
-    except Exception as exc:  # chromadb raises assorted errors for disk and validation problems
-        raise StoreError(f"cannot write {len(rows)} re-embedded vectors to Chroma: {exc}") from exc
+    vectors = embedder.encode_documents([indexed_text(t, h, s) for _, t, h, s, _ in rows])
+    _upsert(collection, [r[0] for r in rows], vectors)
+    with store.transaction() as tx:
+        # The turns' own embeddings of the new generation, for chunks still there (a row written after its chunk
+        # was deleted would never go: the trigger that removes them fires on the chunk's delete).
+        still = {r[0] for r in tx.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", list(ids)).fetchall()}
+        context.store_own(tx, generation, [(r[0], v) for r, v in zip(rows, vectors, strict=True)
+                                           if r[4] == "memory" and r[0] in still])
     return len(rows)
 
 
-def _reconcile(store: Store, collection: Any, embedder: DocumentEncoder, namespace: str) -> int:
+def _upsert(collection: Any, ids: Sequence[str], vectors: np.ndarray) -> None:
+    try:
+        for start in range(0, len(ids), _CHROMA_BATCH):
+            collection.upsert(ids=list(ids[start:start + _CHROMA_BATCH]), embeddings=vectors[start:start + _CHROMA_BATCH])
+    except Exception as exc:  # chromadb raises assorted errors for disk and validation problems
+        raise StoreError(f"cannot write {len(ids)} re-embedded vectors to Chroma: {exc}") from exc
+
+
+def _reconcile(store: Store, collection: Any, embedder: DocumentEncoder, namespace: str, generation: int) -> int:
     """Match the new collection to SQLite once more: chunks written or deleted meanwhile are caught here."""
     known = {r[0] for r in store.db.execute("SELECT id FROM chunks WHERE namespace = ?", [namespace]).fetchall()}
     present = collection_ids(collection)
@@ -129,7 +151,7 @@ def _reconcile(store: Store, collection: Any, embedder: DocumentEncoder, namespa
     for start in range(0, len(strays), _CHROMA_BATCH):
         collection.delete(ids=strays[start:start + _CHROMA_BATCH])
     missing = sorted(known - present)
-    return sum(_encode_into(store, collection, embedder, missing[i:i + _BATCH])
+    return sum(_encode_into(store, collection, embedder, missing[i:i + _BATCH], generation)
                for i in range(0, len(missing), _BATCH))
 
 

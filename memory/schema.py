@@ -158,5 +158,34 @@ def _v3(db: sqlite_utils.Database) -> None:
         raise
 
 
-SCHEMA_VERSION = 3
-MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = ((1, _v1), (2, _v2), (3, _v3))
+def _v4(db: sqlite_utils.Database) -> None:
+    """Each conversation turn's own embedding per vector generation (`turn_vectors`), so that its searched vector
+    can be re-mixed with its neighbours' without encoding anything again (memory.experience.context).
+
+    `mix` records what the turn's Chroma vector was made of (NULL: its own embedding alone). The rows are filled
+    by the writes that follow and, for turns stored before this version, by the repair when the store opens
+    (their Chroma vectors are still their own embeddings). A chunk's rows go with it.
+    """
+    db.executescript(
+        """
+        BEGIN;
+        CREATE TABLE IF NOT EXISTS turn_vectors (
+            id TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            mix TEXT,
+            PRIMARY KEY (id, generation)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER IF NOT EXISTS chunks_turn_vectors AFTER DELETE ON chunks BEGIN
+            DELETE FROM turn_vectors WHERE id = old.id;
+        END;
+        INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '4');
+        COMMIT;
+        """
+    )
+
+
+SCHEMA_VERSION = 4
+MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
+    (1, _v1), (2, _v2), (3, _v3), (4, _v4)
+)

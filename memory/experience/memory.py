@@ -11,6 +11,7 @@ from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
 from memory.errors import NotFoundError, ValidationError
 from memory.experience import catalog
+from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
     ChunkInput,
@@ -67,7 +68,8 @@ class ExperienceMemory:
         self._embedder = embedder
         self._counter = counter
         self._vectors = VectorIndex(store)  # one handle cache shared by writes and searches
-        self._writer = DocumentWriter(store, self._vectors, embedder, counter, clock)
+        self._context = TurnContext(config.retrieval.turn_context, config.retrieval.neighbour_window_s)
+        self._writer = DocumentWriter(store, self._vectors, embedder, counter, clock, self._context)
         self._searcher = Searcher(store, self._vectors, embedder, config.retrieval, clock)
 
     def add_document(
@@ -156,8 +158,9 @@ class ExperienceMemory:
         self._searcher.close()
 
     def repair(self, namespace: str | None = None) -> RepairReport:
-        """Reconcile Chroma with SQLite after a crash: drop stray vectors, re-embed chunks that lack one."""
-        return repair(self._store, self._vectors, self._embedder, self._counter, namespace)
+        """Reconcile Chroma with SQLite after a crash: drop stray vectors, re-embed chunks that lack one, re-mix
+        conversation turns whose vector does not carry their current neighbours."""
+        return repair(self._store, self._vectors, self._embedder, self._counter, namespace, self._context)
 
     def search(
         self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None,

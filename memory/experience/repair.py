@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.experience import catalog
+import numpy as np
+
+from memory.experience import catalog, context
+from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import indexed_text
 from memory.experience.store import Encoder
@@ -18,25 +21,31 @@ __all__ = ["RepairReport", "repair"]
 
 @dataclass(frozen=True)
 class RepairReport:
-    """What repair changed: stray vectors removed, chunks re-embedded, and bullet costs stored for chunks written
-    before the store kept them (schema 2), over the namespaces checked."""
+    """What repair changed: stray vectors removed, chunks given back a vector (`embedded_chunks`; a conversation
+    turn's kept own embedding is used when there is one), bullet costs stored for chunks written before the store
+    kept them (schema 2), turns' own embeddings taken from Chroma for turns written before the store kept them
+    (schema 4), and turn vectors re-mixed with their current neighbours, over the namespaces checked."""
 
     namespaces: int
     removed_vectors: int
     embedded_chunks: int
     counted_lines: int = 0
+    kept_turns: int = 0
+    mixed_turns: int = 0
 
 
 def repair(
-    store: Store, vectors: VectorIndex, embedder: Encoder, counter: TokenCounter, namespace: str | None = None
+    store: Store, vectors: VectorIndex, embedder: Encoder, counter: TokenCounter, namespace: str | None = None,
+    turn_context: TurnContext | None = None,
 ) -> RepairReport:
     """Drop vectors whose chunk ids SQLite does not know; re-embed SQLite chunks that have no vector; store the
-    bullet cost of chunks that lack one."""
+    bullet cost of chunks that lack one; keep turns' own embeddings and re-mix their vectors (`turn_context`;
+    None leaves turn vectors as they are)."""
     db = store.db
     names = [namespace] if namespace is not None else sorted(
         set(catalog.namespaces(db)) | set(_collection_namespaces(store))
     )
-    removed = embedded = 0
+    removed = embedded = kept = mixed = 0
     for name in names:
         # Under the write lock no write is between its vector step and its SQLite step, so nothing is torn.
         with store.write_lock:
@@ -50,7 +59,35 @@ def repair(
             vectors.delete(name, sorted(strays))
             removed += len(strays)
         embedded += _reembed(store, vectors, embedder, name, sorted(known - present))
-    return RepairReport(len(names), removed, embedded, _count_lines(store, counter, namespace))
+        if turn_context is not None:
+            kept += _keep_own(store, vectors, name)
+            with store.write_lock:
+                mixed += context.sync(store, name, store.generation, turn_context,
+                                      lambda ids, found, name=name: vectors.add(name, ids, found))
+    return RepairReport(len(names), removed, embedded, _count_lines(store, counter, namespace), kept, mixed)
+
+
+def _keep_own(store: Store, vectors: VectorIndex, namespace: str) -> int:
+    """Keep the own embedding of turns stored before schema 4, taken from Chroma (their vectors were unmixed)."""
+    db = store.db
+    ids = [r[0] for r in db.execute(
+        "SELECT c.id FROM chunks c JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+        "LEFT JOIN turn_vectors t ON t.id = c.id AND t.generation = ? "
+        "WHERE c.namespace = ? AND d.kind = 'memory' AND t.id IS NULL",
+        [store.generation, namespace],
+    ).fetchall()]
+    kept = 0
+    for start in range(0, len(ids), 1000):
+        found = vectors.fetch(namespace, ids[start:start + 1000])
+        if not found:
+            continue
+        with store.transaction() as tx:
+            # Only chunks that are still there: a row of a chunk deleted meanwhile would never be removed.
+            still = {r[0] for r in tx.execute(
+                f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(found))})", list(found)).fetchall()}
+            context.store_own(tx, store.generation, [(i, v) for i, v in found.items() if i in still])
+        kept += len(still)
+    return kept
 
 
 def _count_lines(store: Store, counter: TokenCounter, namespace: str | None) -> int:
@@ -85,18 +122,28 @@ def _reembed(store: Store, vectors: VectorIndex, embedder: Encoder, namespace: s
         part = list(ids[start:start + 256])
         marks = ",".join("?" * len(part))
         rows = db.execute(
-            "SELECT c.id, c.text, c.heading, d.speaker FROM chunks c JOIN documents d "
+            "SELECT c.id, c.text, c.heading, d.speaker, d.kind FROM chunks c JOIN documents d "
             f"ON d.namespace = c.namespace AND d.doc_id = c.doc_id WHERE c.id IN ({marks})",
             part,
         ).fetchall()
         if not rows:
             continue
-        encoded = embedder.encode_documents([indexed_text(t, h, s) for _, t, h, s in rows])
+        # A turn whose own embedding is kept needs no encoding (sync mixes it with its neighbours afterwards).
+        own = context.own_vectors(db, store.generation, [r[0] for r in rows])
+        fresh = [r for r in rows if r[0] not in own]
+        encoded = embedder.encode_documents([indexed_text(t, h, s) for _, t, h, s, _ in fresh]) if fresh else []
+        own.update(zip([r[0] for r in fresh], encoded, strict=True))
         with store.write_lock:
             # Chunks replaced while we were embedding are skipped: their new version brought its own vectors.
             still = {r[0] for r in db.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", part).fetchall()}
-            keep = [i for i, r in enumerate(rows) if r[0] in still]
-            vectors.add(namespace, [rows[i][0] for i in keep], encoded[keep])
+            keep = [r[0] for r in rows if r[0] in still]
+            if not keep:
+                continue
+            vectors.add(namespace, keep, np.stack([own[i] for i in keep]))
+            with store.transaction() as tx:
+                # Written as own embeddings (mix NULL): the vectors just added are unmixed.
+                context.store_own(tx, store.generation, [(r[0], own[r[0]]) for r in rows
+                                                         if r[4] == "memory" and r[0] in still])
         added += len(keep)
     return added
 

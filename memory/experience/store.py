@@ -20,7 +20,8 @@ import sqlite_utils
 
 from memory.clock import Clock, parse_iso, to_iso
 from memory.errors import StoreError
-from memory.experience import catalog, lexical
+from memory.experience import catalog, context, lexical
+from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
     ChunkInput,
@@ -95,12 +96,14 @@ class DocumentWriter:
     """Creates, replaces and deletes documents of experience memory."""
 
     def __init__(
-        self, store: Store, vectors: VectorIndex, embedder: Encoder, counter: TokenCounter, clock: Clock
+        self, store: Store, vectors: VectorIndex, embedder: Encoder, counter: TokenCounter, clock: Clock,
+        turn_context: TurnContext = context.OFF,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._counter = counter
         self._clock = clock
+        self._context = turn_context
         self.vectors = vectors
 
     def write(self, namespace: str, docs: Sequence[DocumentInput]) -> list[DocumentResult]:
@@ -188,7 +191,9 @@ class DocumentWriter:
             ).fetchall():
                 if text_hash in wanted:
                     reusable[text_hash] = cid
-        found = self.vectors.fetch(namespace, list(reusable.values()))
+        # A turn's Chroma vector carries its neighbours (memory.experience.context): reuse its own embedding.
+        found = context.own_vectors(db, self._store.generation, list(reusable.values()))
+        found.update(self.vectors.fetch(namespace, [cid for cid in reusable.values() if cid not in found]))
         have = {h: found[cid] for h, cid in reusable.items() if cid in found}
         missing = {c.text_hash: c.indexed for p in plans for c in p.chunks if c.text_hash not in have}
         if missing:
@@ -204,10 +209,13 @@ class DocumentWriter:
         db = self._store.db
         new_ids: list[str] = []
         new_vectors: list[np.ndarray] = []
+        turns: list[tuple[str, np.ndarray]] = []  # new chunks of conversation turns: their own embeddings
         live: list[_Plan] = []
+        touched: set[str] = set()  # doc ids whose turns (before or after) change: their neighbours' vectors too
         for plan in plans:
             current = db.execute(
-                "SELECT version FROM documents WHERE namespace = ? AND doc_id = ?", [namespace, plan.doc.doc_id]
+                "SELECT version, kind FROM documents WHERE namespace = ? AND doc_id = ?",
+                [namespace, plan.doc.doc_id],
             ).fetchone()
             if current is None and plan.status != "content":
                 # A metadata-only change to a document deleted since the plan was made: the delete came last,
@@ -220,22 +228,41 @@ class DocumentWriter:
                 for chunk in plan.chunks:
                     new_ids.append(chunk_id(namespace, plan.doc.doc_id, plan.fields["version"], chunk.ordinal))
                     new_vectors.append(plan.vectors[chunk.text_hash])
+                    if plan.doc.kind == "memory":
+                        turns.append((new_ids[-1], new_vectors[-1]))
+                if plan.doc.kind == "memory" or (current is not None and current[1] == "memory"):
+                    touched.add(plan.doc.doc_id)
         if new_ids:
             try:
                 self.vectors.add(namespace, new_ids, np.stack(new_vectors))
             except StoreError:
                 self.vectors.delete(namespace, new_ids)
                 raise
+        times: list[str] = []
         try:
             with self._store.transaction() as tx:
-                old_ids = [cid for plan in live for cid in self._write_sql(tx, namespace, plan)]
+                old_ids = []
+                for plan in live:
+                    replaced, moments = self._write_sql(tx, namespace, plan)
+                    old_ids += replaced
+                    if plan.doc.doc_id in touched:
+                        times += moments
+                context.store_own(tx, self._store.generation, turns)
         except BaseException:
             self.vectors.delete(namespace, new_ids)
             raise
         self.vectors.delete(namespace, old_ids)
+        self._sync_turns(namespace, times)
 
-    def _write_sql(self, tx: sqlite_utils.Database, namespace: str, plan: _Plan) -> list[str]:
-        """Rewrite one document's rows inside the open transaction; returns the chunk ids it replaced."""
+    def _sync_turns(self, namespace: str, times: Sequence[str]) -> None:
+        """Re-mix the vectors of the turns around these times (under the write lock, after the commit)."""
+        if times:
+            context.sync(self._store, namespace, self._store.generation, self._context,
+                         lambda ids, vectors: self.vectors.add(namespace, ids, vectors), around=times)
+
+    def _write_sql(self, tx: sqlite_utils.Database, namespace: str, plan: _Plan) -> tuple[list[str], list[str]]:
+        """Rewrite one document's rows inside the open transaction; returns the chunk ids it replaced and the
+        times (updated_at) of the chunks it removed and wrote."""
         f = plan.fields
         doc_id = plan.doc.doc_id
         tokens = sum(c.tokens for c in plan.chunks)
@@ -253,7 +280,7 @@ class DocumentWriter:
              f["updated_at"]],
         )
         if plan.status != "content":
-            return []
+            return [], []
         old = tx.execute(
             "SELECT rowid, id, text_hash, created_at, updated_at FROM chunks WHERE namespace = ? AND doc_id = ?",
             [namespace, doc_id],
@@ -264,8 +291,10 @@ class DocumentWriter:
         tx.conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
         fresh = (f["created_at"], f["updated_at"]) if plan.is_new else (f["updated_at"], f["updated_at"])
         rows = []
+        times = [r[4] for r in old]
         for chunk in plan.chunks:
             created, updated = kept.get(chunk.text_hash, fresh)
+            times.append(updated)
             cursor = tx.execute(
                 "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, heading, text_hash, "
                 "tokens, line_tokens, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -275,7 +304,7 @@ class DocumentWriter:
             )
             rows.append((int(cursor.lastrowid or 0), namespace, chunk.terms))
         lexical.index(tx, rows)
-        return [r[1] for r in old]
+        return [r[1] for r in old], times
 
     def delete(self, namespace: str, doc_ids: Sequence[str]) -> int:
         """Remove documents from SQLite, the FTS index and Chroma; returns how many existed."""
@@ -283,18 +312,27 @@ class DocumentWriter:
             with self._store.transaction() as tx:
                 found = 0
                 old: list[tuple[int, str]] = []
+                times: list[str] = []  # of removed conversation turns: their neighbours' vectors change
                 for doc_id in doc_ids:
+                    kind = tx.execute(
+                        "SELECT kind FROM documents WHERE namespace = ? AND doc_id = ?", [namespace, doc_id]
+                    ).fetchone()
                     found += tx.execute(
                         "DELETE FROM documents WHERE namespace = ? AND doc_id = ?", [namespace, doc_id]
                     ).rowcount
-                    old += tx.execute(
-                        "SELECT rowid, id FROM chunks WHERE namespace = ? AND doc_id = ?", [namespace, doc_id]
+                    chunks = tx.execute(
+                        "SELECT rowid, id, updated_at FROM chunks WHERE namespace = ? AND doc_id = ?",
+                        [namespace, doc_id],
                     ).fetchall()
+                    old += [(r[0], r[1]) for r in chunks]
+                    if kind is not None and kind[0] == "memory":
+                        times += [r[2] for r in chunks]
                 lexical.remove(tx, [r[0] for r in old])
                 tx.conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
                 if old:
                     lexical.forget(tx)  # a deleted document must leave no term behind
             self.vectors.delete(namespace, [r[1] for r in old])
+            self._sync_turns(namespace, times)
         return found
 
     def delete_namespace(self, namespace: str) -> int:
