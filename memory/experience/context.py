@@ -27,7 +27,7 @@ import sqlite_utils
 from memory.clock import parse_iso, to_iso
 from memory.store import Store
 
-__all__ = ["OFF", "Put", "TurnContext", "own_vectors", "store_own", "sync"]
+__all__ = ["OFF", "Put", "Remix", "TurnContext", "own_vectors", "record", "stale", "store_own", "sync"]
 
 # Writes the given vectors under the given chunk ids into the namespace's collection (upsert).
 Put = Callable[[list[str], np.ndarray], None]
@@ -83,29 +83,38 @@ FROM turns WINDOW w AS (ORDER BY updated_at, stored)
 """
 
 
-def sync(
-    store: Store, namespace: str, generation: int, context: TurnContext, put: Put,
+@dataclass(frozen=True)
+class Remix:
+    """A turn's vector as its current neighbours make it, and the mix to record for it."""
+
+    chunk_id: str
+    vector: np.ndarray
+    mix: str | None
+
+
+def stale(
+    db: sqlite_utils.Database, namespace: str, generation: int, context: TurnContext,
     around: Sequence[str] | None = None,
-) -> int:
-    """Re-mix the turns whose vector does not match their current neighbours; returns how many were re-mixed.
+) -> list[Remix]:
+    """The turns whose vector does not match their current neighbours, with the vector they should have.
 
     `around`: the times (ISO) of turns just written or removed; only turns that can have them as neighbours are
-    looked at. None looks at the whole namespace. Run it under the store's write lock, after the write's commit.
+    looked at. None looks at the whole namespace. Reads through `db`, so inside an open transaction it sees
+    that transaction's rows.
     """
-    db = store.db
     window = timedelta(seconds=context.window_s)
     params: dict[str, object] = {"ns": namespace, "gen": generation}
     look = None
     where = ""
     if around is not None:
         if not around:
-            return 0
+            return []
         moments = sorted(parse_iso(t, "updated_at") for t in around)
         # A turn whose neighbour changed lies within one window of a change; its own neighbours within two.
         look = (to_iso(moments[0] - window), to_iso(moments[-1] + window))
         params.update(low=to_iso(moments[0] - 2 * window), high=to_iso(moments[-1] + 2 * window))
         where = "AND c.updated_at BETWEEN :low AND :high"
-    stale: dict[str, tuple[str | None, str | None, str | None]] = {}  # id -> (before, after, mix)
+    found: dict[str, tuple[str | None, str | None, str | None]] = {}  # id -> (before, after, mix)
     for (chunk_id, at, mix, kept, before, before_at, before_kept, after, after_at,
          after_kept) in db.execute(_TURNS.format(range=where), params).fetchall():
         if not kept or (look is not None and not look[0] <= at <= look[1]):
@@ -115,21 +124,36 @@ def sync(
         after = after if after_kept and parse_iso(after_at, "updated_at") - moment <= window else None
         wanted = _mix(context.weight, before, after)
         if wanted != mix:
-            stale[chunk_id] = (before, after, wanted)
-    if not stale:
-        return 0
-    needed = sorted({i for chunk_id, (b, a, _) in stale.items() for i in (chunk_id, b, a) if i is not None})
-    own = own_vectors(db, generation, needed)
-    ids = [i for i in stale if i in own]
-    if not ids:
-        return 0
-    put(ids, np.stack([_vector(own, i, *stale[i][:2], context.weight) for i in ids]))
-    with store.transaction() as tx:
-        tx.conn.executemany(
-            "UPDATE turn_vectors SET mix = ? WHERE id = ? AND generation = ?",
-            [(stale[i][2], i, generation) for i in ids],
-        )
-    return len(ids)
+            found[chunk_id] = (before, after, wanted)
+    if not found:
+        return []
+    own = own_vectors(db, generation, sorted({i for c, (b, a, _) in found.items() for i in (c, b, a) if i}))
+    return [Remix(c, _vector(own, c, before, after, context.weight), mix)
+            for c, (before, after, mix) in found.items() if c in own]
+
+
+def record(tx: sqlite_utils.Database, generation: int, remixes: Sequence[Remix]) -> None:
+    """Note what these turns' vectors are now made of (inside the caller's transaction)."""
+    tx.conn.executemany(
+        "UPDATE turn_vectors SET mix = ? WHERE id = ? AND generation = ?",
+        [(r.mix, r.chunk_id, generation) for r in remixes],
+    )
+
+
+def sync(
+    store: Store, namespace: str, generation: int, context: TurnContext, put: Put,
+    around: Sequence[str] | None = None,
+) -> int:
+    """Re-mix the stale turns (see `stale`): new vectors through `put`, then their mix recorded; how many.
+
+    Run it under the store's write lock, after the write's commit.
+    """
+    remixes = stale(store.db, namespace, generation, context, around)
+    if remixes:
+        put([r.chunk_id for r in remixes], np.stack([r.vector for r in remixes]))
+        with store.transaction() as tx:
+            record(tx, generation, remixes)
+    return len(remixes)
 
 
 def _mix(weight: float, before: str | None, after: str | None) -> str | None:

@@ -66,6 +66,13 @@ class VectorIndex:
         except Exception as exc:  # chromadb raises assorted errors for disk and validation problems
             raise StoreError(f"cannot write {len(ids)} vectors of namespace {namespace!r} to Chroma: {exc}") from exc
 
+    def replace(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Give existing ids other vectors: delete, then add (Chroma's upsert of an existing id re-links it in
+        the HNSW graph at 10-20 ms a vector; delete + add costs what an add does, ~2.5 ms). A kill in between
+        leaves the ids without vectors, which repair gives back."""
+        self.delete(namespace, ids)
+        self.add(namespace, ids, vectors)
+
     def delete(self, namespace: str, ids: Iterable[str]) -> None:
         """Remove vectors by chunk id; ids that are not there are ignored."""
         ids = list(ids)

@@ -63,7 +63,7 @@ def repair(
             kept += _keep_own(store, vectors, name)
             with store.write_lock:
                 mixed += context.sync(store, name, store.generation, turn_context,
-                                      lambda ids, found, name=name: vectors.add(name, ids, found))
+                                      lambda ids, found, name=name: vectors.replace(name, ids, found))
     return RepairReport(len(names), removed, embedded, _count_lines(store, counter, namespace), kept, mixed)
 
 

@@ -1,9 +1,10 @@
 """Atomic document writes over SQLite (record of truth) and Chroma (vectors).
 
-A content change is written in this order: embed (outside every lock), add the new version's vectors under new
-chunk ids, swap document row + chunks + FTS rows in one SQLite transaction, delete the old version's vectors.
+A content change is written in this order: embed (outside every lock); in one SQLite transaction swap document
+row + chunks + FTS rows, then add the new version's vectors under new chunk ids and commit; delete the old
+version's vectors; re-mix the vectors of conversation turns whose neighbours changed (memory.experience.context).
 A failure or a kill at any point leaves SQLite on the old or the new version, whole; the only possible debris is
-vectors SQLite does not know, which memory.experience.repair removes.
+vectors SQLite does not know, which memory.experience.repair removes (it also finishes a re-mix a kill cut short).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import numpy as np
 import sqlite_utils
 
 from memory.clock import Clock, parse_iso, to_iso
-from memory.errors import StoreError
 from memory.experience import catalog, context, lexical
 from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
@@ -232,13 +232,8 @@ class DocumentWriter:
                         turns.append((new_ids[-1], new_vectors[-1]))
                 if plan.doc.kind == "memory" or (current is not None and current[1] == "memory"):
                     touched.add(plan.doc.doc_id)
-        if new_ids:
-            try:
-                self.vectors.add(namespace, new_ids, np.stack(new_vectors))
-            except StoreError:
-                self.vectors.delete(namespace, new_ids)
-                raise
         times: list[str] = []
+        generation = self._store.generation
         try:
             with self._store.transaction() as tx:
                 old_ids = []
@@ -247,18 +242,29 @@ class DocumentWriter:
                     old_ids += replaced
                     if plan.doc.doc_id in touched:
                         times += moments
-                context.store_own(tx, self._store.generation, turns)
+                context.store_own(tx, generation, turns)
+                # New turns go into Chroma already mixed with their neighbours (re-writing a vector costs
+                # as much again); the transaction sees its own rows, so the neighbours are those after the write.
+                fresh = set(new_ids)
+                first = [r for r in context.stale(tx, namespace, generation, self._context, times)
+                         if r.chunk_id in fresh]
+                context.record(tx, generation, first)
+                mixed = {r.chunk_id: r.vector for r in first}
+                if new_ids:
+                    # Still inside the transaction: SQLite commits only once the vectors are in.
+                    self.vectors.add(namespace, new_ids, np.stack([mixed.get(cid, vector) for cid, vector
+                                                                   in zip(new_ids, new_vectors, strict=True)]))
         except BaseException:
             self.vectors.delete(namespace, new_ids)
             raise
         self.vectors.delete(namespace, old_ids)
-        self._sync_turns(namespace, times)
+        self._sync_turns(namespace, times)  # turns stored before whose neighbours changed
 
     def _sync_turns(self, namespace: str, times: Sequence[str]) -> None:
         """Re-mix the vectors of the turns around these times (under the write lock, after the commit)."""
         if times:
             context.sync(self._store, namespace, self._store.generation, self._context,
-                         lambda ids, vectors: self.vectors.add(namespace, ids, vectors), around=times)
+                         lambda ids, vectors: self.vectors.replace(namespace, ids, vectors), around=times)
 
     def _write_sql(self, tx: sqlite_utils.Database, namespace: str, plan: _Plan) -> tuple[list[str], list[str]]:
         """Rewrite one document's rows inside the open transaction; returns the chunk ids it replaced and the
