@@ -128,6 +128,28 @@ def test_deleting_a_document_leaves_no_trace(client: TestClient, module_memory: 
     assert traces(module_memory, "zorb7control")  # the control is still there: the search does find things
 
 
+def test_a_deleted_turn_leaves_nothing_in_its_neighbours(client: TestClient, module_memory: Memory) -> None:
+    ns = "del-turns"
+    ids = _ok(client.post("/v1/memories", json={"namespace": ns, "messages": [
+        {"text": text, "speaker": speaker, "timestamp": f"2026-05-01T09:00:0{i}Z"}
+        for i, (speaker, text) in enumerate([("Ann", "Did the zorb7before meeting go well?"),
+                                             ("Bob", "The zorb7middle plan was approved."),
+                                             ("Ann", "Great, zorb7after we ship it.")])]}))["ids"]
+    middle = _chunk_ids(module_memory, ns, ids[1])
+    neighbours = _chunk_ids(module_memory, ns, ids[0]) + _chunk_ids(module_memory, ns, ids[2])
+    # Each neighbour's vector was mixed with the middle turn's own embedding, and says so.
+    assert traces(module_memory, middle[0]) == ["chunks.id", "turn_vectors.id", "turn_vectors.mix"]
+
+    _ok(client.delete(f"/v1/documents/{ids[1]}", params={"namespace": ns}))
+
+    # The neighbours were re-mixed without it: no row, no recorded mix, no vector names the deleted chunk.
+    _nowhere(module_memory, ids[1], *middle, "zorb7middle")
+    assert _vectors(module_memory, ns, middle) == [] and len(_vectors(module_memory, ns, neighbours)) == 2
+    mixes = dict(module_memory.store.db.execute(
+        "SELECT id, mix FROM turn_vectors WHERE id IN (?, ?)", neighbours).fetchall())
+    assert mixes == {neighbours[0]: f"0.25||{neighbours[1]}", neighbours[1]: f"0.25|{neighbours[0]}|"}
+
+
 def test_ending_a_task_leaves_no_trace(client: TestClient, module_memory: Memory) -> None:
     long = " ".join(f"zorb7long{i}" for i in range(300))  # over tasks.offload_tokens: kept whole, recalled as a head
     added = [
