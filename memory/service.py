@@ -50,7 +50,8 @@ class Memory:
         self.facts = FactMemory(self.store, load_rules(*config.facts.extra_rules), self.counter, config.facts, clock)
         self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock)
         self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock)
-        self.experience.repair()
+        self.experience.repair(remix=False)
+        self.experience.remix_in_background()  # turn vectors a kill, an upgrade or a new turn_context left stale
         prepare_text()  # jieba's dictionary loads here, not during the first Chinese request
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
 

@@ -17,6 +17,7 @@ next sync (after every write, and for every namespace when the store opens) puts
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -27,7 +28,7 @@ import sqlite_utils
 from memory.clock import parse_iso, to_iso
 from memory.store import Store
 
-__all__ = ["OFF", "Put", "Remix", "TurnContext", "own_vectors", "record", "stale", "store_own", "sync"]
+__all__ = ["OFF", "Put", "Remix", "TurnContext", "own_vectors", "record", "stale", "store_own", "sync", "sync_all"]
 
 # Writes the given vectors under the given chunk ids into the namespace's collection (upsert).
 Put = Callable[[list[str], np.ndarray], None]
@@ -102,19 +103,31 @@ def stale(
     looked at. None looks at the whole namespace. Reads through `db`, so inside an open transaction it sees
     that transaction's rows.
     """
+    found = _stale(db, namespace, generation, context, around)
+    if not found:
+        return []
+    own = own_vectors(db, generation, sorted({i for c, (_, b, a, _) in found.items() for i in (c, b, a) if i}))
+    return [Remix(c, _vector(own, c, before, after, context.weight), mix)
+            for c, (_, before, after, mix) in found.items() if c in own]
+
+
+def _stale(
+    db: sqlite_utils.Database, namespace: str, generation: int, context: TurnContext, around: Sequence[str] | None,
+) -> dict[str, tuple[str, str | None, str | None, str | None]]:
+    """id -> (time, neighbour before, neighbour after, mix) of each turn whose recorded mix is not the wanted one."""
     window = timedelta(seconds=context.window_s)
     params: dict[str, object] = {"ns": namespace, "gen": generation}
     look = None
     where = ""
     if around is not None:
         if not around:
-            return []
+            return {}
         moments = sorted(parse_iso(t, "updated_at") for t in around)
         # A turn whose neighbour changed lies within one window of a change; its own neighbours within two.
         look = (to_iso(moments[0] - window), to_iso(moments[-1] + window))
         params.update(low=to_iso(moments[0] - 2 * window), high=to_iso(moments[-1] + 2 * window))
         where = "AND c.updated_at BETWEEN :low AND :high"
-    found: dict[str, tuple[str | None, str | None, str | None]] = {}  # id -> (before, after, mix)
+    found = {}
     for (chunk_id, at, mix, kept, before, before_at, before_kept, after, after_at,
          after_kept) in db.execute(_TURNS.format(range=where), params).fetchall():
         if not kept or (look is not None and not look[0] <= at <= look[1]):
@@ -124,12 +137,8 @@ def stale(
         after = after if after_kept and parse_iso(after_at, "updated_at") - moment <= window else None
         wanted = _mix(context.weight, before, after)
         if wanted != mix:
-            found[chunk_id] = (before, after, wanted)
-    if not found:
-        return []
-    own = own_vectors(db, generation, sorted({i for c, (b, a, _) in found.items() for i in (c, b, a) if i}))
-    return [Remix(c, _vector(own, c, before, after, context.weight), mix)
-            for c, (before, after, mix) in found.items() if c in own]
+            found[chunk_id] = (at, before, after, wanted)
+    return found
 
 
 def record(tx: sqlite_utils.Database, generation: int, remixes: Sequence[Remix]) -> None:
@@ -154,6 +163,22 @@ def sync(
         with store.transaction() as tx:
             record(tx, generation, remixes)
     return len(remixes)
+
+
+def sync_all(
+    store: Store, namespace: str, generation: int, context: TurnContext, put: Put,
+    stop: threading.Event | None = None, batch: int = 256,
+) -> int:
+    """Re-mix every stale turn of the namespace, `batch` turns (by time) under the write lock at a time, so that
+    writes go on in between; stops early when `stop` is set (what is left stays stale, for the next run)."""
+    times = sorted(at for at, *_ in _stale(store.db, namespace, generation, context, None).values())
+    done = 0
+    for start in range(0, len(times), batch):
+        if stop is not None and stop.is_set():
+            break
+        with store.write_lock:  # the batch's stale turns are found again under the lock: writes may have come
+            done += sync(store, namespace, generation, context, put, around=times[start:start + batch])
+    return done
 
 
 def _mix(weight: float, before: str | None, after: str | None) -> str | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
 from memory.errors import NotFoundError, ValidationError
-from memory.experience import catalog
+from memory.experience import catalog, context
 from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
@@ -71,6 +72,8 @@ class ExperienceMemory:
         self._context = TurnContext(config.retrieval.turn_context, config.retrieval.neighbour_window_s)
         self._writer = DocumentWriter(store, self._vectors, embedder, counter, clock, self._context)
         self._searcher = Searcher(store, self._vectors, embedder, config.retrieval, clock)
+        self._stop_remix = threading.Event()
+        self._remixer: threading.Thread | None = None
 
     def add_document(
         self,
@@ -154,13 +157,41 @@ class ExperienceMemory:
         return self._writer.delete_namespace(namespace)
 
     def close(self) -> None:
-        """Stop the search worker threads."""
+        """Stop the background re-mix (what is left is done at the next open) and the search worker threads."""
+        self._stop_remix.set()
+        if self._remixer is not None:
+            self._remixer.join()
         self._searcher.close()
 
-    def repair(self, namespace: str | None = None) -> RepairReport:
-        """Reconcile Chroma with SQLite after a crash: drop stray vectors, re-embed chunks that lack one, re-mix
-        conversation turns whose vector does not carry their current neighbours."""
-        return repair(self._store, self._vectors, self._embedder, self._counter, namespace, self._context)
+    def repair(self, namespace: str | None = None, *, remix: bool = True) -> RepairReport:
+        """Reconcile Chroma with SQLite after a crash: drop stray vectors, re-embed chunks that lack one, keep the
+        own embedding of turns stored before schema 4, and (with `remix`) re-mix conversation turns whose vector
+        does not carry their current neighbours."""
+        return repair(self._store, self._vectors, self._embedder, self._counter, namespace,
+                      self._context if remix else None)
+
+    def remix_in_background(self) -> threading.Thread:
+        """Start re-mixing, on a thread, every turn vector that does not carry its current neighbours.
+
+        After an upgrade to schema 4 or a changed turn_context that is every turn (Chroma rewrites ~200-400
+        vectors a second here), so Memory does it after opening while searches and writes go on: a turn not
+        yet re-mixed is found by its own embedding meanwhile. close() stops it; the rest is done at the next open.
+        One runs at a time: while it runs, this returns it.
+        """
+        if self._remixer is not None and self._remixer.is_alive():
+            return self._remixer
+
+        def run() -> None:
+            for namespace in catalog.namespaces(self._store.db):
+                if self._stop_remix.is_set():
+                    return
+                context.sync_all(self._store, namespace, self._store.generation, self._context,
+                                 lambda ids, found, ns=namespace: self._vectors.replace(ns, ids, found),
+                                 self._stop_remix)
+
+        self._remixer = threading.Thread(target=run, name="turn-remix", daemon=True)
+        self._remixer.start()
+        return self._remixer
 
     def search(
         self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None,

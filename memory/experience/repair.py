@@ -61,8 +61,7 @@ def repair(
         embedded += _reembed(store, vectors, embedder, name, sorted(known - present))
         if turn_context is not None:
             kept += _keep_own(store, vectors, name)
-            with store.write_lock:
-                mixed += context.sync(store, name, store.generation, turn_context,
+            mixed += context.sync_all(store, name, store.generation, turn_context,
                                       lambda ids, found, name=name: vectors.replace(name, ids, found))
     return RepairReport(len(names), removed, embedded, _count_lines(store, counter, namespace), kept, mixed)
 

@@ -221,3 +221,17 @@ def test_a_re_embed_keeps_the_new_models_own_vectors_and_mixes_them(config: Conf
         expected = _mixed(_own(other, CHINESE_TALK), [[1], [0, 2], [1, 3], [2]])
         np.testing.assert_allclose(_searched(memory.store, ids), expected, atol=1e-5)
         assert memory.experience.repair().mixed_turns == 0
+
+
+def test_memory_re_mixes_in_the_background_after_opening_and_a_close_stops_it(
+    config: Config, embedder: Embedder,
+) -> None:
+    with Memory(config.replace("retrieval", turn_context=0.0), embedder=embedder) as memory:
+        ids = _say(memory.experience, ENGLISH_TALK)
+    with Memory(config, embedder=embedder) as memory:
+        started = memory.experience._remixer  # by the open
+        assert started is not None
+        started.join()
+        expected = _mixed(_own(embedder, ENGLISH_TALK), [[1], [0, 2], [1, 3], [2]])
+        np.testing.assert_allclose(_searched(memory.store, ids), expected, atol=1e-5)
+        assert memory.experience.repair().mixed_turns == 0
