@@ -19,7 +19,7 @@ from memory.experience.freshness import decay
 from memory.experience.fuse import Fused
 from memory.experience.similarity import similar_pairs
 
-__all__ = ["Candidate", "Ranked", "coverage", "rerank"]
+__all__ = ["Candidate", "Ranked", "coverage", "reachable", "rerank"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,29 @@ def rerank(
     return _order(top + ranked[window:])
 
 
+def reachable(fused: Sequence[Fused], k: int, temporal: bool, config: RetrievalConfig) -> int:
+    """How many of the fused candidates (best first) can still be among rerank's k best: the rest need no rerank.
+
+    Only the window and the k ranked after it can make the k best, at most min(2k + 10, 100) + k places. With
+    coverage out of the score, recency only scales a fused score by 1 - recency_weight to 1, so a candidate is
+    beyond reach once that many others score more than it even at their most decayed. A hair of slack keeps
+    float rounding of the recency factor on the safe side.
+    """
+    places = _most_window(k) + k
+    if config.coverage_weight or len(fused) <= places:
+        return len(fused)
+    least = 1.0 if temporal else 1.0 - config.recency_weight
+    bound = fused[places - 1].score * least * (1.0 - 1e-9)
+    kept = places
+    while kept < len(fused) and fused[kept].score >= bound:
+        kept += 1
+    return kept
+
+
+def _most_window(k: int) -> int:
+    return min(2 * k + 10, 100)
+
+
 def _window(ranked: Sequence[Ranked], k: int, reach_tokens: int | None) -> int:
     reach = k
     if reach_tokens is not None:
@@ -109,7 +132,7 @@ def _window(ranked: Sequence[Ranked], k: int, reach_tokens: int | None) -> int:
             if spent >= reach_tokens:
                 reach = index + 1
                 break
-    return min(2 * reach + 10, 100)
+    return _most_window(reach)
 
 
 def _clusters(sets: Sequence[frozenset[str]], threshold: float) -> list[list[int]]:

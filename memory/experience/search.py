@@ -28,7 +28,7 @@ from memory.experience.model import (
     SearchFilters,
     indexed_text,
 )
-from memory.experience.rerank import Candidate, Ranked, coverage, rerank
+from memory.experience.rerank import Candidate, Ranked, coverage, reachable, rerank
 from memory.experience.store import Encoder
 from memory.recall.model import Snippet
 from memory.store import Store
@@ -163,7 +163,8 @@ class Searcher:
         )
         # A candidate with no evidence at all (cosine below the floor, no query term) is noise, not a result.
         candidates = []
-        for f in fused:
+        reach = reachable(fused, k, retrieved.temporal, self._config) if reranked else k
+        for f in fused[:reach]:
             if f.score > 0:
                 row = retrieved.rows[f.chunk_id]
                 candidates.append(Candidate(f, _group(row), row.terms, row.updated_at, row.tokens))

@@ -11,7 +11,7 @@ import pytest
 from memory.config import RetrievalConfig
 from memory.experience.freshness import asks_about_time, decay
 from memory.experience.fuse import Fused
-from memory.experience.rerank import Candidate, rerank
+from memory.experience.rerank import Candidate, reachable, rerank
 from memory.experience.similarity import jaccard, similar_pairs
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -85,3 +85,21 @@ def test_duplicates_are_looked_for_only_as_far_as_the_caller_can_use() -> None:
     near = rerank(distinct + copies, {}, NOW, False, config, k=50, reach_tokens=500)
     assert all(r.duplicate_of is None for r in near)
     assert [r.candidate.fused.chunk_id for r in near[:20]] == [r.candidate.fused.chunk_id for r in whole[:20]]
+
+
+@pytest.mark.parametrize("temporal", [False, True])
+@pytest.mark.parametrize("k", [3, 12, 50])
+def test_candidates_beyond_reach_never_change_the_k_best(k: int, temporal: bool) -> None:
+    rng = random.Random(k)
+    config = RetrievalConfig(recency_weight=0.1)
+    words = [f"w{i}" for i in range(7)]  # few distinct term sets: duplicates in the window sink, others rise
+    fused = sorted((Fused(f"c{i:03}", rng.random() ** 3, 0.0, 0.0) for i in range(300)),
+                   key=lambda f: (-f.score, f.chunk_id))
+    candidates = [Candidate(f, f"g{rng.randint(0, 40)}", " ".join(rng.sample(words, 6)),
+                            f"20{rng.randint(10, 26)}-01-01T00:00:00Z", rng.randint(20, 300)) for f in fused]
+    kept = reachable(fused, k, temporal, config)
+    assert kept < len(fused)  # the test means something only when some are cut
+    for reach_tokens in (None, 500):
+        whole = rerank(candidates, {}, NOW, temporal, config, k, reach_tokens)[:k]
+        cut = rerank(candidates[:kept], {}, NOW, temporal, config, k, reach_tokens)[:k]
+        assert cut == whole
