@@ -9,6 +9,7 @@ from memory.experience.model import (
     RetrieverHit,
     SearchExplanation,
     SearchFilters,
+    Shortlist,
 )
 from memory.experience.repair import RepairReport
 
@@ -22,4 +23,5 @@ __all__ = [
     "RetrieverHit",
     "SearchExplanation",
     "SearchFilters",
+    "Shortlist",
 ]

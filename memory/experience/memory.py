@@ -22,6 +22,7 @@ from memory.experience.model import (
     MemoryTurn,
     SearchExplanation,
     SearchFilters,
+    Shortlist,
 )
 from memory.experience.repair import RepairReport, repair
 from memory.experience.search import Searcher
@@ -209,6 +210,17 @@ class ExperienceMemory:
         reach_tokens: int | None = None,
     ) -> SearchExplanation:
         """A search with each retriever's own ranks and scores laid open (for `memory search --explain`)."""
+        self._check_search(query, k, reach_tokens)
+        return self._searcher.explain(query, namespace, k, filters or SearchFilters(), reach_tokens)
+
+    def shortlist(
+        self, query: str, namespace: str, k: int, filters: SearchFilters | None, reach_tokens: int
+    ) -> Shortlist:
+        """search's results cut where their tokens reach `reach_tokens`: snippets within it, scores beyond."""
+        self._check_search(query, k, reach_tokens)
+        return self._searcher.shortlist(query, namespace, k, filters or SearchFilters(), reach_tokens)
+
+    def _check_search(self, query: str, k: int, reach_tokens: int | None) -> None:
         if not isinstance(query, str):
             raise ValidationError(f"query must be a string, got {type(query).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
@@ -220,7 +232,6 @@ class ExperienceMemory:
             )
         if reach_tokens is not None and (isinstance(reach_tokens, bool) or not isinstance(reach_tokens, int)):
             raise ValidationError(f"reach_tokens must be a whole number of tokens or None, got {reach_tokens!r}")
-        return self._searcher.explain(query, namespace, k, filters or SearchFilters(), reach_tokens)
 
     @staticmethod
     def _check_chunks(doc_id: str, chunks: Sequence[ChunkInput]) -> tuple[ChunkInput, ...]:

@@ -18,6 +18,7 @@ __all__ = [
     "RetrieverHit",
     "SearchExplanation",
     "SearchFilters",
+    "Shortlist",
     "indexed_text",
 ]
 
@@ -119,6 +120,18 @@ class SearchExplanation:
     dense: tuple[RetrieverHit, ...]
     lexical: tuple[RetrieverHit, ...]
     results: tuple[Snippet, ...]
+
+
+@dataclass(frozen=True)
+class Shortlist:
+    """A search cut where its results' tokens reach what the caller can use: whole snippets, then only scores.
+
+    `snippets` are the best results, best first (score, then id), while their tokens (each counted up to the
+    reach) add up to at most the reach (always at least one); `beyond` holds the scores of the other results.
+    """
+
+    snippets: tuple[Snippet, ...]
+    beyond: tuple[float, ...]
 
 
 def indexed_text(text: str, heading: str = "", speaker: str | None = None) -> str:

@@ -8,16 +8,15 @@ the top hit of a query asked of the wrong corpus scores 0.02-0.15 (90th percenti
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from memory.clock import Clock
 from memory.config import RetrievalConfig
-from memory.experience import catalog, lexical
+from memory.experience import catalog, lexical, results
 from memory.experience.catalog import ChunkRow
 from memory.experience.dense import VectorIndex
 from memory.experience.freshness import asks_about_time
@@ -26,9 +25,9 @@ from memory.experience.model import (
     RetrieverHit,
     SearchExplanation,
     SearchFilters,
-    indexed_text,
+    Shortlist,
 )
-from memory.experience.rerank import Candidate, Ranked, coverage, reachable, rerank
+from memory.experience.rerank import Candidate, Ranked, reachable, rerank
 from memory.experience.store import Encoder
 from memory.recall.model import Snippet
 from memory.store import Store
@@ -158,6 +157,13 @@ class Searcher:
     ) -> tuple[Weights, list[Snippet]]:
         """Fuse (and unless told otherwise rerank) the candidates; the k best as snippets (see rerank for
         `reach_tokens`)."""
+        weights, ranked = self._ranked(retrieved, k, reranked, reach_tokens)
+        hits = results.by_retriever(retrieved.dense, retrieved.lexical)
+        return weights, [_made(retrieved, r, hits) for r in ranked]
+
+    def _ranked(
+        self, retrieved: Retrieved, k: int, reranked: bool, reach_tokens: int | None
+    ) -> tuple[Weights, list[Ranked]]:
         weights, fused = fuse(
             retrieved.dense, retrieved.lexical, retrieved.cjk_share, sum(retrieved.idf.values()), self._config
         )
@@ -174,10 +180,7 @@ class Searcher:
             )
         else:
             ranked = [Ranked(c, c.fused.score, None, 1.0) for c in candidates]
-        hits = {name: {h.chunk_id: h for h in found}
-                for name, found in (("dense", retrieved.dense), ("lexical", retrieved.lexical))}
-        return weights, [_snippet(retrieved.rows[r.candidate.fused.chunk_id], r.score, _why(r, hits, retrieved.idf))
-                         for r in ranked[:k]]
+        return weights, ranked[:k]
 
     def explain(
         self, query: str, namespace: str, k: int, filters: SearchFilters, reach_tokens: int | None = None
@@ -191,6 +194,38 @@ class Searcher:
             dense_weight=weights.dense, lexical_weight=weights.lexical, dense=retrieved.dense,
             lexical=retrieved.lexical, results=tuple(snippets),
         )
+
+    def shortlist(
+        self, query: str, namespace: str, k: int, filters: SearchFilters, reach_tokens: int
+    ) -> Shortlist:
+        """explain's results cut at `reach_tokens` (see Shortlist); only the snippets within reach are built.
+
+        A caller that will use at most `reach_tokens` tokens needs only the scores of the rest (to count them);
+        building a snippet (metadata, the why of its score) costs about as much as ranking it.
+        """
+        retrieved = self.retrieve(query, namespace, filters)
+        _, ranked = self._ranked(retrieved, k, True, reach_tokens)
+        hits = results.by_retriever(retrieved.dense, retrieved.lexical)
+        if self._neighbours_apply(ranked, retrieved.rows):  # turns around the best turns join: build them all
+            snippets = [_made(retrieved, r, hits) for r in ranked]
+            ordered = sorted(self._with_neighbours(namespace, snippets, retrieved.rows, k, filters),
+                             key=lambda s: (-s.score, s.id))
+            usable = results.within([s.tokens for s in ordered], reach_tokens)
+            return Shortlist(tuple(ordered[:usable]), tuple(s.score for s in ordered[usable:]))
+        shown = sorted(((results.shown(r.score), r) for r in ranked),
+                       key=lambda pair: (-pair[0], pair[1].candidate.fused.chunk_id))
+        usable = results.within([r.candidate.tokens for _, r in shown], reach_tokens)
+        return Shortlist(
+            tuple(_made(retrieved, r, hits) for _, r in shown[:usable]),
+            tuple(score for score, _ in shown[usable:]),
+        )
+
+    def _neighbours_apply(self, ranked: Sequence[Ranked], rows: Mapping[str, ChunkRow]) -> bool:
+        """Whether _with_neighbours would change these results: some of its seeds are conversation turns."""
+        weight, count, hops = self._config.neighbour_weight, self._config.neighbour_seeds, self._config.neighbour_hops
+        if weight <= 0 or count <= 0 or hops <= 0:
+            return False
+        return any(rows[r.candidate.fused.chunk_id].kind == "memory" for r in ranked[:count])
 
     def _with_neighbours(
         self, namespace: str, snippets: list[Snippet], rows: Mapping[str, ChunkRow], k: int, filters: SearchFilters
@@ -225,7 +260,7 @@ class Searcher:
                     if row is None or (neighbour in by_id and by_id[neighbour].score >= score):
                         continue
                     why = by_id[neighbour].why if neighbour in by_id else {}  # its own ranks, if it had any
-                    by_id[neighbour] = raised[neighbour] = _snippet(
+                    by_id[neighbour] = raised[neighbour] = results.snippet(
                         row, math.atanh(min(score, 0.999999)), {**why, "neighbour_of": seed.id}
                     )
             ring = sorted(raised.values(), key=lambda s: (-s.score, s.id))
@@ -233,34 +268,9 @@ class Searcher:
         return merged[:k]
 
 
-def _why(
-    ranked: Ranked, hits: Mapping[str, Mapping[str, RetrieverHit]], idf: Mapping[str, float]
-) -> dict[str, object]:
-    chunk_id = ranked.candidate.fused.chunk_id
-    cover = coverage(ranked.candidate.terms, idf) if ranked.coverage is None else ranked.coverage
-    why: dict[str, object] = {
-        "fused": round(ranked.candidate.fused.score, 4), "coverage": round(cover, 4),
-        "recency": round(ranked.recency, 4),
-    }
-    for name, by_id in hits.items():
-        hit = by_id.get(chunk_id)
-        if hit is not None:
-            why[name] = {"rank": hit.rank, "score": round(hit.score, 4)}
-    if ranked.duplicate_of:
-        why["duplicate_of"] = ranked.duplicate_of
-    if ranked.superseded_by:
-        why["superseded_by"] = ranked.superseded_by
-    return why
-
-
-def _snippet(row: ChunkRow, score: float, why: Mapping[str, object]) -> Snippet:
-    """The snippet of a chunk; `score` is the reranked score, shown as tanh(score) in 0..1."""
-    return Snippet(
-        tier="experience", id=row.id, text=indexed_text(row.text, row.heading, row.speaker),
-        score=round(math.tanh(max(0.0, score)), 4), tokens=row.tokens, source=row.source or row.title or row.doc_id,
-        updated_at=row.updated_at, doc_id=row.doc_id, metadata=MappingProxyType(json.loads(row.metadata)),
-        why=MappingProxyType(dict(why)), body_tokens=row.line_tokens,
-    )
+def _made(retrieved: Retrieved, ranked: Ranked, hits: Mapping[str, Mapping[str, RetrieverHit]]) -> Snippet:
+    row = retrieved.rows[ranked.candidate.fused.chunk_id]
+    return results.snippet(row, ranked.score, results.why(ranked, hits, retrieved.idf))
 
 
 def _group(row: ChunkRow) -> str:

@@ -21,7 +21,7 @@ from memory.tokens import TokenCounter
 __all__ = ["Recaller", "parse_filters"]
 
 _FILTER_KEYS = ("project", "tags", "source", "kind", "updated_from", "updated_to")
-# Experience candidates are cut once their tokens add up to this many budgets (see _enough).
+# Experience candidates are cut once their tokens add up to this many budgets (see Shortlist).
 _CANDIDATE_BUDGETS = 3
 
 
@@ -82,15 +82,14 @@ class Recaller:
         candidates = list(self._facts.snippets(namespace, query, tuple(scopes)))
         if task_id:
             candidates.extend(self._tasks.snippets(namespace, task_id, query_terms(query), consume=False))
-        beyond: list[Snippet] = []
+        beyond: Sequence[float] = ()
         if query.strip():
             # Enough experience candidates to fill the budget with short turns, bounded for latency.
             k = max(10, min(100, budget // 20))
             reach = _CANDIDATE_BUDGETS * budget
-            found = _best_first(self._experience.search(query, namespace, k, search_filters, reach_tokens=reach))
-            usable = _enough(found, reach)
-            candidates.extend(usable)
-            beyond = found[len(usable):]
+            shortlist = self._experience.shortlist(query, namespace, k, search_filters, reach)
+            candidates.extend(shortlist.snippets)
+            beyond = shortlist.beyond
         now = self._clock()
         won: set[str] = set()
         while True:  # ends: each pass that loses a race drops at least one candidate
@@ -105,29 +104,11 @@ class Recaller:
             candidates = [c for c in candidates if not (_one_shot(c) and c.key in lost)]
 
 
-def _best_first(snippets: Sequence[Snippet]) -> list[Snippet]:
-    return sorted(snippets, key=lambda s: (-s.score, s.id))
-
-
-def _enough(ordered: Sequence[Snippet], tokens: int) -> list[Snippet]:
-    """The best snippets while their tokens (each counted up to `tokens`) add up to at most `tokens`.
-
-    Packing fills the budget best first and then tries smaller snippets below one that did not fit; snippets
-    past a few budgets' worth of better ones rarely get in, and comparing and counting them costs every call.
-    """
-    spent = 0
-    for index, snippet in enumerate(ordered):
-        spent += min(snippet.tokens, tokens)
-        if spent > tokens and index > 0:
-            return list(ordered[:index])
-    return list(ordered)
-
-
-def _with_beyond(result: RecallResult, beyond: Sequence[Snippet], threshold: float) -> RecallResult:
-    """`result` with the candidates never packed counted in `omitted`, each under the reason that applies."""
+def _with_beyond(result: RecallResult, beyond: Sequence[float], threshold: float) -> RecallResult:
+    """`result` with the candidates never packed (their scores) counted in `omitted`, under the reason that applies."""
     if not beyond:
         return result
-    low = sum(1 for snippet in beyond if snippet.score < threshold)
+    low = sum(1 for score in beyond if score < threshold)
     omitted = replace(result.omitted, below_threshold=result.omitted.below_threshold + low,
                       over_budget=result.omitted.over_budget + len(beyond) - low)
     return replace(result, omitted=omitted)

@@ -164,3 +164,26 @@ def test_reach_tokens_must_be_a_whole_number(corpus: ExperienceMemory, reach: ob
     with pytest.raises(ValidationError, match="reach_tokens"):
         corpus.search("loader", "ns", 5, reach_tokens=reach)  # type: ignore[arg-type]
     assert corpus.search("loader", "ns", 5, reach_tokens=0)[0].doc_id == "loader"  # 0: one candidate's reach
+
+
+@pytest.mark.parametrize("turns", [False, True], ids=["documents", "turns"])
+@pytest.mark.parametrize("reach", [0, 30, 60, 10_000])
+def test_a_shortlist_is_the_search_cut_where_its_tokens_reach(
+    corpus: ExperienceMemory, turns: bool, reach: int
+) -> None:
+    if turns:  # conversation turns bring their neighbours along: the shortlist must see them too
+        corpus.add_memories("ns", [
+            MemoryTurn(text=text, speaker="anna" if i % 2 else "ben", timestamp=f"2026-05-01T09:00:{i:02d}Z")
+            for i, text in enumerate([*ENGLISH.values(), *CHINESE.values()])
+        ])
+    for query in ("loader retries failed batches", "大熊猫 竹子", "deployments on Fridays"):
+        found = sorted(corpus.search(query, "ns", 6, reach_tokens=reach), key=lambda s: (-s.score, s.id))
+        shortlist = corpus.shortlist(query, "ns", 6, None, reach)
+        spent, usable = 0, len(found)
+        for index, snippet in enumerate(found):
+            spent += min(snippet.tokens, reach)
+            if spent > reach and index > 0:
+                usable = index
+                break
+        assert list(shortlist.snippets) == found[:usable]
+        assert list(shortlist.beyond) == [s.score for s in found[usable:]]
