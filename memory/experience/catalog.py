@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlite_utils
 
@@ -25,9 +24,12 @@ _DOC_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class ChunkRow:
-    """A chunk joined with what search results need from its document."""
+class ChunkRow(NamedTuple):
+    """A chunk joined with what search results need from its document.
+
+    A NamedTuple rather than a frozen dataclass: a search builds one per candidate (about 200) and a frozen
+    dataclass of 15 fields costs ~4 µs to build against ~0.5 µs, about 0.5 ms of every recall at 100k chunks.
+    """
 
     rowid: int
     id: str
