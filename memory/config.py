@@ -127,7 +127,7 @@ class RetrievalConfig:
     duplicate_penalty: float = 0.5
     supersede_similarity: float = 0.5
     lexical_max_postings: int = 5000
-    neighbour_weight: float = 0.7
+    neighbour_weight: float = 0.8
     neighbour_seeds: int = 10
     neighbour_hops: int = 2
     neighbour_window_s: int = 3600
