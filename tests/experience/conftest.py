@@ -27,6 +27,20 @@ CHINESE = {
     "tea": "龙井茶产于杭州西湖一带，是中国著名的绿茶，清明前采摘的明前茶最为珍贵。",
 }
 
+# A short conversation in each language (speaker, text), for the tests of conversation turns.
+ENGLISH_TALK = [
+    ("Melanie", "Did you end up going to that pottery workshop last weekend?"),
+    ("Caroline", "Yes! I made a blue bowl and a small vase for my mom."),
+    ("Melanie", "That sounds lovely, how is your dog doing?"),
+    ("Caroline", "He is fine, we walk by the river every morning."),
+]
+CHINESE_TALK = [
+    ("小李", "你上周末去参加那个陶艺课了吗？"),
+    ("小王", "去了！我做了一个蓝色的碗，还给妈妈做了一个小花瓶。"),
+    ("小李", "听起来真不错，你的狗最近怎么样？"),
+    ("小王", "它很好，我们每天早上都在河边散步。"),
+]
+
 
 class HandClock:
     """A Clock that stands still until the test moves it."""

@@ -8,20 +8,13 @@ from memory.config import Config
 from memory.experience import ExperienceMemory, MemoryTurn, catalog
 from memory.store import Store
 from memory.tokens import get_counter
-from tests.experience.conftest import CountingEncoder, HandClock, add
-
-ENGLISH_TALK = [
-    ("Melanie", "Did you end up going to that pottery workshop last weekend?"),
-    ("Caroline", "Yes! I made a blue bowl and a small vase for my mom."),
-    ("Melanie", "That sounds lovely, how is your dog doing?"),
-    ("Caroline", "He is fine, we walk by the river every morning."),
-]
-CHINESE_TALK = [
-    ("小李", "你上周末去参加那个陶艺课了吗？"),
-    ("小王", "去了！我做了一个蓝色的碗，还给妈妈做了一个小花瓶。"),
-    ("小李", "听起来真不错，你的狗最近怎么样？"),
-    ("小王", "它很好，我们每天早上都在河边散步。"),
-]
+from tests.experience.conftest import (
+    CHINESE_TALK,
+    ENGLISH_TALK,
+    CountingEncoder,
+    HandClock,
+    add,
+)
 
 
 def _rows(experience: ExperienceMemory, doc_ids: list[str]) -> dict[str, catalog.ChunkRow]:

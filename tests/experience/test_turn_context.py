@@ -17,22 +17,16 @@ from memory.service import Memory
 from memory.store import Store, open_store
 from memory.tokens import get_counter
 from tests.embedding.conftest import minilm_folder
-from tests.experience.conftest import CountingEncoder, HandClock, add
+from tests.experience.conftest import (
+    CHINESE_TALK,
+    ENGLISH_TALK,
+    CountingEncoder,
+    HandClock,
+    add,
+)
 
 WEIGHT = 0.25
 START = datetime(2026, 5, 1, 9, 0, 0, tzinfo=UTC)
-ENGLISH_TALK = [
-    ("Melanie", "Did you end up going to that pottery workshop last weekend?"),
-    ("Caroline", "Yes! I made a blue bowl and a small vase for my mom."),
-    ("Melanie", "That sounds lovely, how is your dog doing?"),
-    ("Caroline", "He is fine, we walk by the river every morning."),
-]
-CHINESE_TALK = [
-    ("小李", "你上周末去参加那个陶艺课了吗？"),
-    ("小王", "去了！我做了一个蓝色的碗，还给妈妈做了一个小花瓶。"),
-    ("小李", "听起来真不错，你的狗最近怎么样？"),
-    ("小王", "它很好，我们每天早上都在河边散步。"),
-]
 
 
 def _memory(store: Store, encoder: CountingEncoder, config: Config, clock: HandClock,
