@@ -6,13 +6,14 @@ around it carries the topic. So the vector Chroma searches for turn t is
     normalise(own(t) + turn_context × (own(turn before) + own(turn after)))
 where a neighbour counts only within neighbour_window_s. The embedder is not asked again: each turn's own
 embedding is kept in SQLite (`turn_vectors`, per vector generation) and the mix is recomputed whenever a
-neighbour arrives, changes or leaves. LoCoMo, library, all six conversations: evidence recall at budgets
-250 / 500 / 1000 / 2000 from 0.535 / 0.652 / 0.737 / 0.792 to 0.565 / 0.678 / 0.764 / 0.811 (bench.recall_quality).
+neighbour arrives, changes or leaves. LoCoMo, in-process, all six conversations, one run each: evidence recall at
+budgets 250 / 500 / 1000 / 2000 from 0.539 / 0.658 / 0.742 / 0.799 to 0.565 / 0.678 / 0.764 / 0.811 at 0.25
+(`bench.recall_quality --library`; 0.2, 0.35 and 0.4 did less well at 1000 tokens).
 
 Each row records in `mix` what its Chroma vector was made of (weight and neighbour ids; NULL = the own
 embedding). `sync` re-mixes the turns whose recorded mix is not the one their current neighbours give, so a
 write, a delete, a changed turn_context, or a kill between a commit and the re-mix all end the same way: the
-next sync (after every write, and for every namespace when the store opens) puts it right.
+next sync (after every write, and for every namespace on a background thread when Memory opens) puts it right.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from memory.store import Store
 
 __all__ = ["OFF", "Put", "Remix", "TurnContext", "own_vectors", "record", "stale", "store_own", "sync", "sync_all"]
 
-# Writes the given vectors under the given chunk ids into the namespace's collection (upsert).
+# Gives the given chunk ids these vectors in the namespace's collection, replacing what they had.
 Put = Callable[[list[str], np.ndarray], None]
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
-from memory.errors import NotFoundError, ValidationError
+from memory.errors import NotFoundError, StoreError, ValidationError
 from memory.experience import catalog, context
 from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
@@ -36,6 +37,7 @@ from memory.tokens import TokenCounter
 __all__ = ["ExperienceMemory"]
 
 _KINDS = ("document", "memory")
+_log = logging.getLogger(__name__)
 
 
 def _require_text(value: object, name: str) -> str:
@@ -174,7 +176,7 @@ class ExperienceMemory:
     def remix_in_background(self) -> threading.Thread:
         """Start re-mixing, on a thread, every turn vector that does not carry its current neighbours.
 
-        After an upgrade to schema 4 or a changed turn_context that is every turn (Chroma rewrites ~200-400
+        After an upgrade to schema 4 or a changed turn_context that is every turn (Chroma rewrites ~120-400
         vectors a second here), so Memory does it after opening while searches and writes go on: a turn not
         yet re-mixed is found by its own embedding meanwhile. close() stops it; the rest is done at the next open.
         One runs at a time: while it runs, this returns it.
@@ -186,9 +188,12 @@ class ExperienceMemory:
             for namespace in catalog.namespaces(self._store.db):
                 if self._stop_remix.is_set():
                     return
-                context.sync_all(self._store, namespace, self._store.generation, self._context,
-                                 lambda ids, found, ns=namespace: self._vectors.replace(ns, ids, found),
-                                 self._stop_remix)
+                try:
+                    context.sync_all(self._store, namespace, self._store.generation, self._context,
+                                     lambda ids, found, ns=namespace: self._vectors.replace(ns, ids, found),
+                                     self._stop_remix)
+                except StoreError as exc:  # Chroma refused a write: the turns stay stale for the next open
+                    _log.warning("turn vectors of namespace %r left for the next open: %s", namespace, exc)
 
         self._remixer = threading.Thread(target=run, name="turn-remix", daemon=True)
         self._remixer.start()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -20,6 +21,7 @@ import numpy as np
 import sqlite_utils
 
 from memory.clock import Clock, parse_iso, to_iso
+from memory.errors import StoreError
 from memory.experience import catalog, context, lexical
 from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
@@ -36,6 +38,7 @@ from memory.tokens import TokenCounter
 __all__ = ["DocumentInput", "DocumentWriter", "Encoder", "chunk_id"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+_log = logging.getLogger(__name__)
 
 
 class Encoder(Protocol):
@@ -261,10 +264,18 @@ class DocumentWriter:
         self._sync_turns(namespace, times)  # turns stored before whose neighbours changed
 
     def _sync_turns(self, namespace: str, times: Sequence[str]) -> None:
-        """Re-mix the vectors of the turns around these times (under the write lock, after the commit)."""
-        if times:
+        """Re-mix the vectors of the turns around these times (under the write lock, after the commit).
+
+        The write itself is committed by now: a Chroma failure here must not report it as failed. The turns stay
+        recorded as stale (or without a vector), and the repair when the store next opens finishes the job.
+        """
+        if not times:
+            return
+        try:
             context.sync(self._store, namespace, self._store.generation, self._context,
                          lambda ids, vectors: self.vectors.replace(namespace, ids, vectors), around=times)
+        except StoreError as exc:
+            _log.warning("turn vectors of namespace %r left for repair: %s", namespace, exc)
 
     def _write_sql(self, tx: sqlite_utils.Database, namespace: str, plan: _Plan) -> tuple[list[str], list[str]]:
         """Rewrite one document's rows inside the open transaction; returns the chunk ids it replaced and the
