@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -102,7 +103,7 @@ def _run(store: Store, embedder: DocumentEncoder, progress: Progress, batch: int
         # Conversation turns are searched by vectors mixed with their neighbours' (memory.experience.context).
         with store.write_lock:
             context.sync(store, namespace, target, turn_context,
-                         lambda chunk_ids, vectors, c=collection: _replace(c, chunk_ids, vectors))
+                         partial(_replace, collection))
     current = StoreIdentity(embedder.identity.backend, embedder.identity.model, embedder.identity.dimension,
                             previous.tokenizer)
     store.switch_identity(current, target)

@@ -7,6 +7,7 @@ import json
 import logging
 import threading
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from memory.clock import Clock, parse_iso, to_iso, utc_now
@@ -190,7 +191,7 @@ class ExperienceMemory:
                     return
                 try:
                     context.sync_all(self._store, namespace, self._store.generation, self._context,
-                                     lambda ids, found, ns=namespace: self._vectors.replace(ns, ids, found),
+                                     partial(self._vectors.replace, namespace),
                                      self._stop_remix)
                 except StoreError as exc:  # Chroma refused a write: the turns stay stale for the next open
                     _log.warning("turn vectors of namespace %r left for the next open: %s", namespace, exc)

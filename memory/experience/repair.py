@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def repair(
         if turn_context is not None:
             kept += _keep_own(store, vectors, name)
             mixed += context.sync_all(store, name, store.generation, turn_context,
-                                      lambda ids, found, name=name: vectors.replace(name, ids, found))
+                                      partial(vectors.replace, name))
     return RepairReport(len(names), removed, embedded, _count_lines(store, counter, namespace), kept, mixed)
 
 
@@ -130,7 +131,8 @@ def _reembed(store: Store, vectors: VectorIndex, embedder: Encoder, namespace: s
         # A turn whose own embedding is kept needs no encoding (sync mixes it with its neighbours afterwards).
         own = context.own_vectors(db, store.generation, [r[0] for r in rows])
         fresh = [r for r in rows if r[0] not in own]
-        encoded = embedder.encode_documents([indexed_text(t, h, s) for _, t, h, s, _ in fresh]) if fresh else []
+        texts = [indexed_text(t, h, s) for _, t, h, s, _ in fresh]
+        encoded: np.ndarray | list[np.ndarray] = embedder.encode_documents(texts) if texts else []
         own.update(zip([r[0] for r in fresh], encoded, strict=True))
         with store.write_lock:
             # Chunks replaced while we were embedding are skipped: their new version brought its own vectors.
