@@ -29,7 +29,7 @@ import sqlite_utils
 from memory.clock import parse_iso, to_iso
 from memory.store import Store
 
-__all__ = ["OFF", "Put", "Remix", "TurnContext", "own_vectors", "record", "stale", "store_own", "sync", "sync_all"]
+__all__ = ["OFF", "Put", "Remix", "TurnContext", "apply", "own_vectors", "record", "stale", "store_own", "sync", "sync_all"]
 
 # Gives the given chunk ids these vectors in the namespace's collection, replacing what they had.
 Put = Callable[[list[str], np.ndarray], None]
@@ -158,7 +158,12 @@ def sync(
 
     Run it under the store's write lock, after the write's commit.
     """
-    remixes = stale(store.db, namespace, generation, context, around)
+    return apply(store, generation, put, stale(store.db, namespace, generation, context, around))
+
+
+def apply(store: Store, generation: int, put: Put, remixes: Sequence[Remix]) -> int:
+    """Write these remixes through `put`, then record their mix; how many. Under the write lock, with nothing
+    written since they were found (else find them again: see sync)."""
     if remixes:
         put([r.chunk_id for r in remixes], np.stack([r.vector for r in remixes]))
         with store.transaction() as tx:

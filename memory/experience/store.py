@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -249,8 +250,9 @@ class DocumentWriter:
                 # New turns go into Chroma already mixed with their neighbours (re-writing a vector costs
                 # as much again); the transaction sees its own rows, so the neighbours are those after the write.
                 fresh = set(new_ids)
-                first = [r for r in context.stale(tx, namespace, generation, self._context, times)
-                         if r.chunk_id in fresh]
+                remixes = context.stale(tx, namespace, generation, self._context, times)
+                first = [r for r in remixes if r.chunk_id in fresh]
+                stored = [r for r in remixes if r.chunk_id not in fresh]  # rewritten after the commit
                 context.record(tx, generation, first)
                 mixed = {r.chunk_id: r.vector for r in first}
                 if new_ids:
@@ -261,19 +263,25 @@ class DocumentWriter:
             self.vectors.delete(namespace, new_ids)
             raise
         self.vectors.delete(namespace, old_ids)
-        self._sync_turns(namespace, times)  # turns stored before whose neighbours changed
+        # Turns stored before whose neighbours changed: found in the transaction, still true under the lock.
+        self._remix(namespace, lambda: context.apply(self._store, generation, self._put(namespace), stored))
 
     def _sync_turns(self, namespace: str, times: Sequence[str]) -> None:
-        """Re-mix the vectors of the turns around these times (under the write lock, after the commit).
+        """Re-mix the vectors of the turns around these times (under the write lock, after the commit)."""
+        if times:
+            self._remix(namespace, lambda: context.sync(self._store, namespace, self._store.generation,
+                                                        self._context, self._put(namespace), around=times))
 
-        The write itself is committed by now: a Chroma failure here must not report it as failed. The turns stay
-        recorded as stale (or without a vector), and the repair when the store next opens finishes the job.
+    def _put(self, namespace: str) -> context.Put:
+        return partial(self.vectors.replace, namespace)
+
+    @staticmethod
+    def _remix(namespace: str, step: Callable[[], int]) -> None:
+        """Run a re-mix after a write's commit. The write is committed by now: a Chroma failure here must not
+        report it as failed. The turns stay recorded as stale (or without a vector) for the next open's repair.
         """
-        if not times:
-            return
         try:
-            context.sync(self._store, namespace, self._store.generation, self._context,
-                         lambda ids, vectors: self.vectors.replace(namespace, ids, vectors), around=times)
+            step()
         except StoreError as exc:
             _log.warning("turn vectors of namespace %r left for repair: %s", namespace, exc)
 
