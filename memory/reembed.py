@@ -65,7 +65,7 @@ def reembed(config: Config, embedder: DocumentEncoder, progress: Progress | None
             batch: int = _BATCH) -> ReembedReport:
     """Rebuild every vector of the store with `embedder`, then switch the store's identity to it."""
     store = _open(config)
-    turn_context = TurnContext(config.retrieval.turn_context, config.retrieval.neighbour_window_s)
+    turn_context = TurnContext.of(config.retrieval)
     try:
         return _run(store, embedder, progress or (lambda done, total: None), batch, turn_context)
     finally:

@@ -27,6 +27,7 @@ import numpy as np
 import sqlite_utils
 
 from memory.clock import parse_iso, to_iso
+from memory.config import RetrievalConfig
 from memory.store import Store
 
 __all__ = ["OFF", "Put", "Remix", "TurnContext", "apply", "own_vectors", "record", "stale", "store_own", "sync", "sync_all"]
@@ -41,6 +42,11 @@ class TurnContext:
 
     weight: float
     window_s: int
+
+    @classmethod
+    def of(cls, retrieval: RetrievalConfig) -> TurnContext:
+        """The configured one: `turn_context` of the turns within `neighbour_window_s`."""
+        return cls(retrieval.turn_context, retrieval.neighbour_window_s)
 
 
 # Turn vectors are their own embeddings (the own embeddings are still kept, so turning it on needs no encoding).

@@ -73,7 +73,7 @@ class ExperienceMemory:
         self._embedder = embedder
         self._counter = counter
         self._vectors = VectorIndex(store)  # one handle cache shared by writes and searches
-        self._context = TurnContext(config.retrieval.turn_context, config.retrieval.neighbour_window_s)
+        self._context = TurnContext.of(config.retrieval)
         self._writer = DocumentWriter(store, self._vectors, embedder, counter, clock, self._context)
         self._searcher = Searcher(store, self._vectors, embedder, config.retrieval, clock)
         self._stop_remix = threading.Event()

@@ -220,12 +220,15 @@ class Searcher:
             tuple(score for score, _ in shown[usable:]),
         )
 
+    def _neighbours_on(self) -> bool:
+        """Whether the neighbour rings are switched on (neighbour_weight, neighbour_seeds and neighbour_hops)."""
+        config = self._config
+        return config.neighbour_weight > 0 and config.neighbour_seeds > 0 and config.neighbour_hops > 0
+
     def _neighbours_apply(self, ranked: Sequence[Ranked], rows: Mapping[str, ChunkRow]) -> bool:
         """Whether _with_neighbours would change these results: some of its seeds are conversation turns."""
-        weight, count, hops = self._config.neighbour_weight, self._config.neighbour_seeds, self._config.neighbour_hops
-        if weight <= 0 or count <= 0 or hops <= 0:
-            return False
-        return any(rows[r.candidate.fused.chunk_id].kind == "memory" for r in ranked[:count])
+        return self._neighbours_on() and any(
+            rows[r.candidate.fused.chunk_id].kind == "memory" for r in ranked[:self._config.neighbour_seeds])
 
     def _with_neighbours(
         self, namespace: str, snippets: list[Snippet], rows: Mapping[str, ChunkRow], k: int, filters: SearchFilters
@@ -238,7 +241,7 @@ class Searcher:
         (so the second ring comes at neighbour_weight² of the seed). A turn keeps its own score when that is higher.
         """
         weight, count, hops = self._config.neighbour_weight, self._config.neighbour_seeds, self._config.neighbour_hops
-        if weight <= 0 or count <= 0 or hops <= 0 or not snippets:
+        if not self._neighbours_on() or not snippets:
             return snippets
         ring = [s for s in snippets[:count] if rows[s.id].kind == "memory"]
         by_id = {s.id: s for s in snippets}
