@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from memory.config import RetrievalConfig
 from memory.experience.model import RetrieverHit
@@ -36,8 +37,7 @@ class Weights:
     lexical: float
 
 
-@dataclass(frozen=True)
-class Fused:
+class Fused(NamedTuple):
     """A chunk's fused score (0 up, about 1 for a strong match) and the normalised part each retriever gave it."""
 
     chunk_id: str

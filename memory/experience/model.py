@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from memory.recall.model import Snippet
 
@@ -98,9 +98,12 @@ class SearchFilters:
         return self == SearchFilters()
 
 
-@dataclass(frozen=True)
-class RetrieverHit:
-    """One retriever's candidate: chunk id, 1-based rank and the retriever's own score."""
+class RetrieverHit(NamedTuple):
+    """One retriever's candidate: chunk id, 1-based rank and the retriever's own score.
+
+    A NamedTuple, as are the other per-candidate records of a search (Fused, Ranked): a search makes a few
+    hundred of each, and a frozen dataclass costs three times as much to build (~1.4 against ~0.5 µs).
+    """
 
     chunk_id: str
     rank: int

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import cached_property
+from typing import NamedTuple
 
 from memory.config import RetrievalConfig
 from memory.experience.freshness import decay
@@ -22,24 +21,35 @@ from memory.experience.similarity import similar_pairs
 __all__ = ["Candidate", "Ranked", "coverage", "reachable", "rerank"]
 
 
-@dataclass(frozen=True)
 class Candidate:
-    """A fused chunk with what reranking looks at: analysed terms, time, and the group it may disagree within."""
+    """A fused chunk with what reranking looks at: analysed terms, time, and the group it may disagree within.
 
-    fused: Fused
-    group: str  # the document, or for conversation memories the speaker: where a newer statement supersedes
-    indexed_terms: str  # the analysed terms as the lexical index holds them, space-separated
-    updated_at: str
-    tokens: int = 0  # the chunk's size, for callers that will use only so many tokens of the result
+    A plain slotted class (read-only by convention) rather than a frozen dataclass: a search builds one per
+    candidate (~160 at 100k chunks), and the term set is built only for those that need it, once.
+    """
 
-    @cached_property
+    __slots__ = ("fused", "group", "indexed_terms", "updated_at", "tokens", "_terms")
+
+    def __init__(self, fused: Fused, group: str, indexed_terms: str, updated_at: str, tokens: int = 0) -> None:
+        self.fused = fused
+        self.group = group  # the document, or for conversation memories the speaker: where a newer one supersedes
+        self.indexed_terms = indexed_terms  # the analysed terms as the lexical index holds them, space-separated
+        self.updated_at = updated_at
+        self.tokens = tokens  # the chunk's size, for callers that will use only so many tokens of the result
+        self._terms: frozenset[str] | None = None
+
+    @property
     def terms(self) -> frozenset[str]:
         """The set of analysed terms, built on first use: only the rerank window and shown results need it."""
-        return frozenset(self.indexed_terms.split())
+        if self._terms is None:
+            self._terms = frozenset(self.indexed_terms.split())
+        return self._terms
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.fused!r}, group={self.group!r}, updated_at={self.updated_at!r})"
 
 
-@dataclass(frozen=True)
-class Ranked:
+class Ranked(NamedTuple):
     """A candidate's final score and the factors that made it."""
 
     candidate: Candidate
@@ -154,8 +164,8 @@ def _suppress_duplicates(ranked: list[Ranked], config: RetrievalConfig) -> list[
         keeper = ranked[newest].candidate.fused.chunk_id
         best = ranked[members[0]].score
         for m in members:
-            out[m] = replace(ranked[m], score=best) if m == newest else replace(
-                ranked[m], score=ranked[m].score * config.duplicate_penalty, duplicate_of=keeper
+            out[m] = ranked[m]._replace(score=best) if m == newest else ranked[m]._replace(
+                score=ranked[m].score * config.duplicate_penalty, duplicate_of=keeper
             )
     return _order(out)
 
@@ -177,5 +187,5 @@ def _newer_first(ranked: list[Ranked], config: RetrievalConfig) -> list[Ranked]:
             newest = ranked[by_age[0]].candidate.fused.chunk_id
             for slot, score in zip(by_age, scores, strict=True):
                 moved = score < ranked[slot].score
-                out[slot] = replace(ranked[slot], score=score, superseded_by=newest if moved else None)
+                out[slot] = ranked[slot]._replace(score=score, superseded_by=newest if moved else None)
     return out

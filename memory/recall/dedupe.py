@@ -17,18 +17,22 @@ _WORD = re.compile(r"\w+")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _PIECES = re.compile(f"[{_CJK}]+|[^\\s{_CJK}]+")
 _IS_CJK = re.compile(f"[{_CJK}]")
+# Pure ASCII text needs no regex: its word characters are [A-Za-z0-9_] (all \w matches there), so lower-casing
+# them and turning every other character into a space gives the same words (a quarter of the regex's time).
+_ASCII_WORDS = str.maketrans({i: chr(i).lower() if chr(i).isalnum() or chr(i) == "_" else " " for i in range(128)})
 
 
 def normalise(text: str) -> str:
     """Casefolded NFKC words joined by single spaces: punctuation and spacing do not make text different."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)  # full-width letters and digits read as their ASCII twins
+    if text.isascii():
+        return " ".join(text.translate(_ASCII_WORDS).split())
+    text = unicodedata.normalize("NFKC", text)  # full-width letters and digits read as their ASCII twins
     return " ".join(_WORD.findall(text.casefold()))
 
 
 def features(norm: str) -> frozenset[str]:
     """The words of normalised text, with CJK runs split into character bigrams."""
-    if not _IS_CJK.search(norm):
+    if norm.isascii() or not _IS_CJK.search(norm):
         return frozenset(norm.split())
     found: set[str] = set()
     for piece in _PIECES.findall(norm):

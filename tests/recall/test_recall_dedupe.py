@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import random
+import re
+import string
+import unicodedata
 from collections.abc import Callable
 
 import pytest
@@ -21,6 +25,21 @@ MakeSnippet = Callable[..., Snippet]
 )
 def test_normalise_ignores_case_punctuation_and_width(a: str, b: str) -> None:
     assert normalise(a) == normalise(b)
+
+
+def test_normalise_takes_the_same_words_on_every_path() -> None:
+    # Pure ASCII text takes a translate-table path; it must give what the general NFKC + casefold + \w+ rule
+    # gives (the rule every other text goes through), punctuation, digits and underscores included.
+    def rule(text: str) -> str:
+        return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
+
+    rng = random.Random(5)
+    alphabet = string.printable + "ÀéßİΣ中文ＡＢ１２　—…"
+    texts = ["", "  ", "snake_case and CamelCase42!", "tab\tnew\nline", "a-b.c/d", "__", "x" * 50]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(2000)]
+    for text in texts:
+        assert normalise(text) == rule(text), repr(text)
+        assert features(normalise(text)) >= frozenset(w for w in rule(text).split() if w.isascii()), repr(text)
 
 
 def test_features_split_chinese_into_bigrams() -> None:
