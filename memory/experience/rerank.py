@@ -18,7 +18,7 @@ from memory.experience.freshness import decay
 from memory.experience.fuse import Fused
 from memory.experience.similarity import similar_pairs
 
-__all__ = ["Candidate", "Ranked", "coverage", "reachable", "rerank"]
+__all__ = ["Candidate", "Ranked", "coverage", "reachable", "rerank", "window"]
 
 
 class Candidate:
@@ -89,6 +89,36 @@ def rerank(
     that is left where it is. Coverage is computed here only when it weighs in the score; term sets are built
     only for the window.
     """
+    ranked = _scored(candidates, idf, now, temporal, config)
+    window = _window(ranked, k, reach_tokens)  # only what can reach the result is compared pairwise
+    top = _suppress_duplicates(ranked[:window], config)
+    if not temporal:
+        top = _newer_first(top, config)
+    return _order(top + ranked[window:])
+
+
+def window(
+    candidates: Sequence[Candidate],
+    idf: Mapping[str, float],
+    now: datetime,
+    temporal: bool,
+    config: RetrievalConfig,
+    k: int,
+    reach_tokens: int | None,
+) -> int:
+    """How many of the best candidates rerank compares pairwise (its window), from candidates that hold its k best.
+
+    The window depends only on the k best before any pairwise change, so candidates that hold those (see
+    `reachable` with window 0) give the window of the whole list.
+    """
+    return _window(_scored(candidates, idf, now, temporal, config), k, reach_tokens)
+
+
+def _scored(
+    candidates: Sequence[Candidate], idf: Mapping[str, float], now: datetime, temporal: bool,
+    config: RetrievalConfig,
+) -> list[Ranked]:
+    """Every candidate's score before the pairwise changes, best first."""
     scored = []
     freshness: dict[str, float] = {}  # candidates share few distinct times (a document's chunks, a session)
     for c in candidates:
@@ -102,23 +132,20 @@ def rerank(
             fresh = freshness[c.updated_at] = decay(c.updated_at, now, config.recency_half_life_days)
         recency = 1.0 if temporal else 1.0 - config.recency_weight + config.recency_weight * fresh
         scored.append(Ranked(c, base * recency, cover, recency))
-    ranked = _order(scored)
-    window = _window(ranked, k, reach_tokens)  # only what can reach the result is compared pairwise
-    top = _suppress_duplicates(ranked[:window], config)
-    if not temporal:
-        top = _newer_first(top, config)
-    return _order(top + ranked[window:])
+    return _order(scored)
 
 
-def reachable(fused: Sequence[Fused], k: int, temporal: bool, config: RetrievalConfig) -> int:
+def reachable(
+    fused: Sequence[Fused], k: int, temporal: bool, config: RetrievalConfig, window: int | None = None
+) -> int:
     """How many of the fused candidates (best first) can still be among rerank's k best: the rest need no rerank.
 
-    Only the window and the k ranked after it can make the k best, at most min(2k + 10, 100) + k places. With
-    coverage out of the score, recency only scales a fused score by 1 - recency_weight to 1, so a candidate is
-    beyond reach once that many others score more than it even at their most decayed. A hair of slack keeps
-    float rounding of the recency factor on the safe side.
+    Only the window and the k ranked after it can make the k best: `window` places (by default the most it can
+    be, min(2k + 10, 100)) + k. With coverage out of the score, recency only scales a fused score by
+    1 - recency_weight to 1, so a candidate is beyond reach once that many others score more than it even at
+    their most decayed. A hair of slack keeps float rounding of the recency factor on the safe side.
     """
-    places = _most_window(k) + k
+    places = (_most_window(k) if window is None else window) + k
     if config.coverage_weight or len(fused) <= places:
         return len(fused)
     least = 1.0 if temporal else 1.0 - config.recency_weight

@@ -20,7 +20,7 @@ from memory.experience import catalog, lexical, results
 from memory.experience.catalog import ChunkRow
 from memory.experience.dense import VectorIndex
 from memory.experience.freshness import asks_about_time
-from memory.experience.fuse import Weights, fuse, idf
+from memory.experience.fuse import Fused, Weights, fuse, idf
 from memory.experience.model import (
     RetrieverHit,
     SearchExplanation,
@@ -28,6 +28,7 @@ from memory.experience.model import (
     Shortlist,
 )
 from memory.experience.rerank import Candidate, Ranked, reachable, rerank
+from memory.experience.rerank import window as rerank_window
 from memory.experience.store import Encoder
 from memory.recall.model import Snippet
 from memory.store import Store
@@ -46,9 +47,15 @@ _SPLIT_ROWS = 40
 
 @dataclass(frozen=True)
 class Retrieved:
-    """Everything both retrievers found for one query, before fusion."""
+    """Everything both retrievers found for one query, before fusion.
+
+    `rows` holds the row of every hit, unless the search was asked to leave the chunks only the dense side found
+    unread (see Searcher.retrieve): ranking then reads those it needs.
+    """
 
     query: str
+    namespace: str
+    filters: SearchFilters
     terms: tuple[str, ...]
     cjk_share: float
     temporal: bool
@@ -83,12 +90,19 @@ class Searcher:
         # Concurrent recalls each need a lexical worker; more than this queue (the machine has few cores).
         self._pool = ThreadPoolExecutor(max_workers=_LEXICAL_WORKERS, thread_name_prefix="lexical")
 
-    def retrieve(self, query: str, namespace: str, filters: SearchFilters) -> Retrieved:
+    def retrieve(
+        self, query: str, namespace: str, filters: SearchFilters, *, read_dense: bool = True
+    ) -> Retrieved:
         """Both retrievers' candidates (over-fetched to dense_k / lexical_k), restricted to the filters.
 
         The lexical side (FTS5, which releases the GIL) runs on a worker thread while this one embeds the query
         and asks Chroma, so a recall costs about the slower of the two rather than their sum.
+
+        `read_dense=False` (without filters only: a filter is checked on the rows) leaves the rows of the chunks
+        that only the dense side found unread: ranking reads just those that can reach its result (see
+        `_ranked`), about half of them in a recall. A dense hit whose chunk was deleted meanwhile keeps its rank.
         """
+        lazy = not read_dense and filters.empty
         terms = query_terms(query)[: lexical.MAX_QUERY_TERMS]  # IDF and MATCH see the same terms
         pending = self._pool.submit(self._lexical, namespace, terms, filters)
         db = self._store.db
@@ -101,6 +115,8 @@ class Searcher:
         finally:
             side = pending.result()
         rows.update(side.rows)
+        if lazy:
+            return self._retrieved(query, namespace, filters, terms, side, dense, rows)
         # What neither thread read: the rows of the chunks that dense alone found (and that pass the filters).
         rows.update(self._rows(
             namespace, [h.chunk_id for h in dense if h.chunk_id not in rows and h.chunk_id not in side.found], filters
@@ -109,11 +125,17 @@ class Searcher:
         if not all(h.chunk_id in rows for h in dense):
             dense = [RetrieverHit(h.chunk_id, i, h.score) for i, h in enumerate(
                 (h for h in dense if h.chunk_id in rows), 1)]
-        lexical_hits = [h for h in side.hits if h.chunk_id in rows]
+        return self._retrieved(query, namespace, filters, terms, side, dense, rows)
+
+    def _retrieved(
+        self, query: str, namespace: str, filters: SearchFilters, terms: tuple[str, ...], side: _LexicalSide,
+        dense: list[RetrieverHit], rows: dict[str, ChunkRow],
+    ) -> Retrieved:
         return Retrieved(
-            query=query, terms=terms, cjk_share=cjk_share(query), temporal=asks_about_time(query),
-            idf=MappingProxyType(idf(side.total, side.frequencies)), dense=tuple(dense[: self._config.dense_k]),
-            lexical=tuple(lexical_hits), rows=MappingProxyType(rows),
+            query=query, namespace=namespace, filters=filters, terms=terms, cjk_share=cjk_share(query),
+            temporal=asks_about_time(query), idf=MappingProxyType(idf(side.total, side.frequencies)),
+            dense=tuple(dense[: self._config.dense_k]), lexical=tuple(h for h in side.hits if h.chunk_id in rows),
+            rows=MappingProxyType(rows),
         )
 
     def _rows(self, namespace: str, ids: list[str], filters: SearchFilters) -> dict[str, ChunkRow]:
@@ -157,30 +179,53 @@ class Searcher:
     ) -> tuple[Weights, list[Snippet]]:
         """Fuse (and unless told otherwise rerank) the candidates; the k best as snippets (see rerank for
         `reach_tokens`)."""
-        weights, ranked = self._ranked(retrieved, k, reranked, reach_tokens)
+        weights, ranked, rows = self._ranked(retrieved, k, reranked, reach_tokens)
         hits = results.by_retriever(retrieved.dense, retrieved.lexical)
-        return weights, [_made(retrieved, r, hits) for r in ranked]
+        return weights, [_made(retrieved, rows, r, hits) for r in ranked]
 
     def _ranked(
         self, retrieved: Retrieved, k: int, reranked: bool, reach_tokens: int | None
-    ) -> tuple[Weights, list[Ranked]]:
-        weights, fused = fuse(
-            retrieved.dense, retrieved.lexical, retrieved.cjk_share, sum(retrieved.idf.values()), self._config
-        )
-        # A candidate with no evidence at all (cosine below the floor, no query term) is noise, not a result.
-        candidates = []
-        reach = reachable(fused, k, retrieved.temporal, self._config) if reranked else k
-        for f in fused[:reach]:
-            if f.score > 0:
-                row = retrieved.rows[f.chunk_id]
-                candidates.append(Candidate(f, _group(row), row.terms, row.updated_at, row.tokens))
-        if reranked:
-            ranked = rerank(
-                candidates, retrieved.idf, self._clock(), retrieved.temporal, self._config, k, reach_tokens
-            )
-        else:
-            ranked = [Ranked(c, c.fused.score, None, 1.0) for c in candidates]
-        return weights, ranked[:k]
+    ) -> tuple[Weights, list[Ranked], dict[str, ChunkRow]]:
+        """The k best, and the rows of every candidate (those retrieve left unread are read here)."""
+        config = self._config
+        weights, fused = fuse(retrieved.dense, retrieved.lexical, retrieved.cjk_share, sum(retrieved.idf.values()),
+                              config)
+        rows = dict(retrieved.rows)
+        if not reranked:
+            fused = self._read(retrieved, fused, k, rows)
+            return weights, [Ranked(c, c.fused.score, None, 1.0) for c in _candidates(fused[:k], rows)], rows
+        now = self._clock()
+        window = None
+        if reach_tokens is not None and not config.coverage_weight:
+            # Rerank's window follows the tokens of its k best before any pairwise change, which candidates that
+            # can be among those k hold: found first, they narrow what the rest of the ranking must read.
+            fused, first = self._reach(retrieved, fused, rows, k, 0)
+            window = rerank_window(_candidates(fused[:first], rows), retrieved.idf, now, retrieved.temporal, config,
+                                   k, reach_tokens)
+        fused, reach = self._reach(retrieved, fused, rows, k, window)
+        ranked = rerank(_candidates(fused[:reach], rows), retrieved.idf, now, retrieved.temporal, config, k,
+                        reach_tokens)
+        return weights, ranked[:k], rows
+
+    def _reach(
+        self, retrieved: Retrieved, fused: list[Fused], rows: dict[str, ChunkRow], k: int, window: int | None
+    ) -> tuple[list[Fused], int]:
+        """fused (without chunks found deleted) and how many of it can reach the k best, their rows all read."""
+        while True:
+            reach = reachable(fused, k, retrieved.temporal, self._config, window)
+            before = len(fused)
+            fused = self._read(retrieved, fused, reach, rows)
+            if len(fused) == before:
+                return fused, reach
+
+    def _read(self, retrieved: Retrieved, fused: list[Fused], upto: int, rows: dict[str, ChunkRow]) -> list[Fused]:
+        """Read the missing rows of the first `upto` candidates into `rows`; fused without those that have none."""
+        missing = [f.chunk_id for f in fused[:upto] if f.score > 0 and f.chunk_id not in rows]
+        if not missing:
+            return fused
+        rows.update(self._rows(retrieved.namespace, missing, retrieved.filters))
+        gone = {chunk_id for chunk_id in missing if chunk_id not in rows}
+        return [f for f in fused if f.chunk_id not in gone] if gone else fused
 
     def explain(
         self, query: str, namespace: str, k: int, filters: SearchFilters, reach_tokens: int | None = None
@@ -203,12 +248,12 @@ class Searcher:
         A caller that will use at most `reach_tokens` tokens needs only the scores of the rest (to count them);
         building a snippet (metadata, the why of its score) costs about as much as ranking it.
         """
-        retrieved = self.retrieve(query, namespace, filters)
-        _, ranked = self._ranked(retrieved, k, True, reach_tokens)
+        retrieved = self.retrieve(query, namespace, filters, read_dense=False)
+        _, ranked, rows = self._ranked(retrieved, k, True, reach_tokens)
         hits = results.by_retriever(retrieved.dense, retrieved.lexical)
-        if self._neighbours_apply(ranked, retrieved.rows):  # turns around the best turns join: build them all
-            snippets = [_made(retrieved, r, hits) for r in ranked]
-            ordered = sorted(self._with_neighbours(namespace, snippets, retrieved.rows, k, filters),
+        if self._neighbours_apply(ranked, rows):  # turns around the best turns join: build them all
+            snippets = [_made(retrieved, rows, r, hits) for r in ranked]
+            ordered = sorted(self._with_neighbours(namespace, snippets, rows, k, filters),
                              key=lambda s: (-s.score, s.id))
             usable = results.within([s.tokens for s in ordered], reach_tokens)
             return Shortlist(tuple(ordered[:usable]), tuple(s.score for s in ordered[usable:]))
@@ -216,7 +261,7 @@ class Searcher:
                        key=lambda pair: (-pair[0], pair[1].candidate.fused.chunk_id))
         usable = results.within([r.candidate.tokens for _, r in shown], reach_tokens)
         return Shortlist(
-            tuple(_made(retrieved, r, hits) for _, r in shown[:usable]),
+            tuple(_made(retrieved, rows, r, hits) for _, r in shown[:usable]),
             tuple(score for score, _ in shown[usable:]),
         )
 
@@ -271,9 +316,18 @@ class Searcher:
         return merged[:k]
 
 
-def _made(retrieved: Retrieved, ranked: Ranked, hits: Mapping[str, Mapping[str, RetrieverHit]]) -> Snippet:
-    row = retrieved.rows[ranked.candidate.fused.chunk_id]
+def _made(
+    retrieved: Retrieved, rows: Mapping[str, ChunkRow], ranked: Ranked, hits: Mapping[str, Mapping[str, RetrieverHit]]
+) -> Snippet:
+    row = rows[ranked.candidate.fused.chunk_id]
     return results.snippet(row, ranked.score, results.why(ranked, hits, retrieved.idf))
+
+
+def _candidates(fused: Sequence[Fused], rows: Mapping[str, ChunkRow]) -> list[Candidate]:
+    """Candidates of the fused chunks that have evidence and a row."""
+    # A candidate with no evidence at all (cosine below the floor, no query term) is noise, not a result.
+    return [Candidate(f, _group(row), row.terms, row.updated_at, row.tokens)
+            for f in fused if f.score > 0 and (row := rows.get(f.chunk_id)) is not None]
 
 
 def _group(row: ChunkRow) -> str:

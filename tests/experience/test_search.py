@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from types import MappingProxyType
+
 import pytest
 
 from memory.experience import ExperienceMemory, MemoryTurn, SearchFilters
@@ -187,3 +190,52 @@ def test_a_shortlist_is_the_search_cut_where_its_tokens_reach(
                 break
         assert list(shortlist.snippets) == found[:usable]
         assert list(shortlist.beyond) == [s.score for s in found[usable:]]
+
+
+def test_a_shortlist_reads_only_the_rows_that_can_reach_it_and_finds_what_search_finds(
+    experience: ExperienceMemory,
+) -> None:
+    # 60 one-line chunks, English and Chinese: more candidates than a small shortlist's reach, so ranking reads the
+    # rows of only some of the chunks that the dense side alone found, and still ranks as with every row read.
+    add(experience, "ns", "many", *[f"Note {i}: the loader retried batch {i} twice, then gave up." for i in range(30)])
+    add(experience, "ns", "more", *[f"笔记{i}：加载器把第{i}批重试了两次。" for i in range(30)])
+    searcher = experience._searcher
+    for query in ("loader retried batch 7", "加载器 重试 第7批"):
+        eager = searcher.retrieve(query, "ns", SearchFilters())
+        assert len(eager.rows) == len({h.chunk_id for h in (*eager.dense, *eager.lexical)}) == 60
+        # What retrieve(read_dense=False) leaves when the lexical side finishes first: the lexical hits' rows.
+        found = {h.chunk_id for h in eager.lexical}
+        lazy = dataclasses.replace(eager, rows=MappingProxyType({c: r for c, r in eager.rows.items() if c in found}))
+        for k, reach in ((3, 20), (5, 60), (10, 10_000)):
+            _, ranked, rows = searcher._ranked(lazy, k, True, reach)
+            _, everything, _ = searcher._ranked(eager, k, True, reach)
+            assert [(r.candidate.fused.chunk_id, r.score) for r in ranked] == [
+                (r.candidate.fused.chunk_id, r.score) for r in everything]
+            if reach < 10_000:
+                assert len(rows) < len(eager.rows)  # the window's candidates and the k after them, not all 60
+            shortlist = experience.shortlist(query, "ns", k, None, reach)
+            ordered = sorted(experience.search(query, "ns", k, reach_tokens=reach), key=lambda s: (-s.score, s.id))
+            assert list(shortlist.snippets) == ordered[: len(shortlist.snippets)]
+            assert list(shortlist.beyond) == [s.score for s in ordered[len(shortlist.snippets):]]
+
+
+def test_a_chunk_deleted_between_retrieval_and_ranking_is_left_out(experience: ExperienceMemory) -> None:
+    add(experience, "ns", "keep", ENGLISH["loader"], CHINESE["railway"])
+    add(experience, "ns", "gone", ENGLISH["deploy"], CHINESE["tea"])
+    searcher = experience._searcher
+    for query in ("deployments on Fridays", "龙井茶 杭州"):
+        eager = searcher.retrieve(query, "ns", SearchFilters())
+        found = {h.chunk_id for h in eager.lexical}  # as retrieve(read_dense=False) leaves it: lexical rows only
+        retrieved = dataclasses.replace(
+            eager, rows=MappingProxyType({c: r for c, r in eager.rows.items() if c in found}))
+        experience.delete_document("ns", "gone")  # its vectors were among the dense hits
+        assert any(h.chunk_id not in retrieved.rows for h in retrieved.dense)
+        _, ranked, rows = searcher._ranked(retrieved, 5, True, 1000)
+        kept = {r.candidate.fused.chunk_id for r in ranked}
+        unread = {h.chunk_id for h in retrieved.dense} - set(retrieved.rows)  # to be read by ranking
+        # The deleted chunks that ranking had to read are gone; the rows read before the delete are what any
+        # search in flight sees, the eager one too.
+        assert kept and kept <= set(rows)
+        assert all(rows[c].doc_id == "keep" for c in kept & unread)
+        assert {c for c in unread if c not in rows}  # some of the deleted document's chunks were never read
+        add(experience, "ns", "gone", ENGLISH["deploy"], CHINESE["tea"])
