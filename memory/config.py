@@ -111,7 +111,7 @@ class RetrievalConfig:
     them "auto" unless they are set, and Memory replaces those by the loaded embedder's (Config.calibrated).
     """
 
-    dense_k: int = 100
+    dense_k: int = 300
     lexical_k: int = 100
     fusion: str = "adaptive"
     rrf_k: int = 60
@@ -132,6 +132,8 @@ class RetrievalConfig:
     neighbour_hops: int = 2
     neighbour_window_s: int = 3600
     turn_context: float = 0.25
+    speaker_boost: float = 0.1
+    date_boost: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -255,7 +257,7 @@ _UNIT_INTERVAL = {
     ("recall", "experience_share"), ("retrieval", "dense_cjk_trust"), ("retrieval", "dense_floor"),
     ("retrieval", "dense_ceiling"), ("retrieval", "coverage_weight"), ("retrieval", "duplicate_similarity"),
     ("retrieval", "duplicate_penalty"), ("retrieval", "supersede_similarity"), ("retrieval", "neighbour_weight"),
-    ("retrieval", "turn_context"),
+    ("retrieval", "turn_context"), ("retrieval", "speaker_boost"), ("retrieval", "date_boost"),
 }
 
 # 0 switches the feature off.

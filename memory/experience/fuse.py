@@ -26,7 +26,7 @@ from typing import NamedTuple
 from memory.config import RetrievalConfig
 from memory.experience.model import RetrieverHit
 
-__all__ = ["Fused", "Weights", "fuse", "idf", "rrf", "weighted", "weights_for"]
+__all__ = ["Fused", "Weights", "boosted", "fuse", "idf", "rrf", "weighted", "weights_for"]
 
 
 @dataclass(frozen=True)
@@ -125,3 +125,11 @@ def fuse(
         return weights, rrf(dense, lexical, weights, config.rrf_k)
     weights = weights_for(config, cjk_share) if config.fusion == "adaptive" else weights_for(config, 0.0)
     return weights, weighted(dense, lexical, weights, idf_sum, config)
+
+
+def boosted(fused: list[Fused], favoured: set[str], boost: float) -> list[Fused]:
+    """`fused` with the `favoured` chunks' scores scaled by 1 + boost, best first (the same list when none is)."""
+    if not favoured:
+        return fused
+    out = [f._replace(score=f.score * (1.0 + boost)) if f.chunk_id in favoured else f for f in fused]
+    return sorted(out, key=lambda f: (-f.score, f.chunk_id))

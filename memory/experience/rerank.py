@@ -28,7 +28,7 @@ class Candidate:
     candidate (~160 at 100k chunks), and the term set is built only for those that need it, once.
     """
 
-    __slots__ = ("fused", "group", "indexed_terms", "updated_at", "tokens", "_terms")
+    __slots__ = ("_terms", "fused", "group", "indexed_terms", "tokens", "updated_at")
 
     def __init__(self, fused: Fused, group: str, indexed_terms: str, updated_at: str, tokens: int = 0) -> None:
         self.fused = fused
@@ -136,7 +136,8 @@ def _scored(
 
 
 def reachable(
-    fused: Sequence[Fused], k: int, temporal: bool, config: RetrievalConfig, window: int | None = None
+    fused: Sequence[Fused], k: int, temporal: bool, config: RetrievalConfig, window: int | None = None,
+    ceiling: float = 1.0,
 ) -> int:
     """How many of the fused candidates (best first) can still be among rerank's k best: the rest need no rerank.
 
@@ -144,12 +145,15 @@ def reachable(
     be, min(2k + 10, 100)) + k. With coverage out of the score, recency only scales a fused score by
     1 - recency_weight to 1, so a candidate is beyond reach once that many others score more than it even at
     their most decayed. A hair of slack keeps float rounding of the recency factor on the safe side.
+
+    `ceiling`: the most a boost applied after this (see Searcher._ranked) can scale a fused score by; a candidate
+    is then beyond reach only when even that many times its score stays under the bound.
     """
     places = (_most_window(k) if window is None else window) + k
     if config.coverage_weight or len(fused) <= places:
         return len(fused)
     least = 1.0 if temporal else 1.0 - config.recency_weight
-    bound = fused[places - 1].score * least * (1.0 - 1e-9)
+    bound = fused[places - 1].score * least / ceiling * (1.0 - 1e-9)
     kept = places
     while kept < len(fused) and fused[kept].score >= bound:
         kept += 1

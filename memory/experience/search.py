@@ -27,8 +27,10 @@ from memory.experience.model import (
     SearchFilters,
     Shortlist,
 )
+from memory.experience.periods import favour_dated, periods
 from memory.experience.rerank import Candidate, Ranked, reachable, rerank
 from memory.experience.rerank import window as rerank_window
+from memory.experience.speakers import favour_named
 from memory.experience.store import Encoder
 from memory.recall.model import Snippet
 from memory.store import Store
@@ -192,27 +194,45 @@ class Searcher:
                               config)
         rows = dict(retrieved.rows)
         if not reranked:
-            fused = self._read(retrieved, fused, k, rows)
-            return weights, [Ranked(c, c.fused.score, None, 1.0) for c in _candidates(fused[:k], rows)], rows
+            fused, reach = self._reach(retrieved, fused, rows, k, 0, self._ceiling(retrieved))
+            head = self._boosted(retrieved, fused[:reach], rows)[:k]
+            return weights, [Ranked(c, c.fused.score, None, 1.0) for c in _candidates(head, rows)], rows
         now = self._clock()
+        ceiling = self._ceiling(retrieved)
         window = None
         if reach_tokens is not None and not config.coverage_weight:
             # Rerank's window follows the tokens of its k best before any pairwise change, which candidates that
             # can be among those k hold: found first, they narrow what the rest of the ranking must read.
-            fused, first = self._reach(retrieved, fused, rows, k, 0)
-            window = rerank_window(_candidates(fused[:first], rows), retrieved.idf, now, retrieved.temporal, config,
-                                   k, reach_tokens)
-        fused, reach = self._reach(retrieved, fused, rows, k, window)
-        ranked = rerank(_candidates(fused[:reach], rows), retrieved.idf, now, retrieved.temporal, config, k,
-                        reach_tokens)
+            fused, first = self._reach(retrieved, fused, rows, k, 0, ceiling)
+            head = self._boosted(retrieved, fused[:first], rows)
+            window = rerank_window(_candidates(head, rows), retrieved.idf, now, retrieved.temporal, config, k,
+                                   reach_tokens)
+        fused, reach = self._reach(retrieved, fused, rows, k, window, ceiling)
+        ranked = rerank(_candidates(self._boosted(retrieved, fused[:reach], rows), rows), retrieved.idf, now,
+                        retrieved.temporal, config, k, reach_tokens)
         return weights, ranked[:k], rows
 
+    def _ceiling(self, retrieved: Retrieved) -> float:
+        """The most _boosted can scale a fused score by for this query (1: no boost can apply)."""
+        config = self._config
+        ceiling = 1.0 + config.speaker_boost  # whose turns a candidate holds is known only from its row
+        if config.date_boost > 0 and periods(retrieved.query):
+            ceiling *= 1.0 + config.date_boost
+        return ceiling
+
+    def _boosted(self, retrieved: Retrieved, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
+        """`fused` (all with rows) with the turns of the speakers and the memories of the dates the query names
+        favoured (speaker_boost, date_boost), best first."""
+        fused = favour_named(fused, rows, retrieved.query, self._config.speaker_boost)
+        return favour_dated(fused, rows, retrieved.query, self._config.date_boost)
+
     def _reach(
-        self, retrieved: Retrieved, fused: list[Fused], rows: dict[str, ChunkRow], k: int, window: int | None
+        self, retrieved: Retrieved, fused: list[Fused], rows: dict[str, ChunkRow], k: int, window: int | None,
+        ceiling: float,
     ) -> tuple[list[Fused], int]:
         """fused (without chunks found deleted) and how many of it can reach the k best, their rows all read."""
         while True:
-            reach = reachable(fused, k, retrieved.temporal, self._config, window)
+            reach = reachable(fused, k, retrieved.temporal, self._config, window, ceiling)
             before = len(fused)
             fused = self._read(retrieved, fused, reach, rows)
             if len(fused) == before:

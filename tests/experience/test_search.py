@@ -7,8 +7,12 @@ from types import MappingProxyType
 
 import pytest
 
-from memory.experience import ExperienceMemory, MemoryTurn, SearchFilters
-from tests.experience.conftest import CHINESE, ENGLISH, HandClock, add
+from memory.config import Config
+from memory.experience import ExperienceMemory, MemoryTurn, SearchFilters, catalog
+from memory.experience.model import RetrieverHit
+from memory.store import Store
+from memory.tokens import get_counter
+from tests.experience.conftest import CHINESE, ENGLISH, CountingEncoder, HandClock, add
 
 
 @pytest.mark.parametrize(
@@ -217,6 +221,63 @@ def test_a_shortlist_reads_only_the_rows_that_can_reach_it_and_finds_what_search
             ordered = sorted(experience.search(query, "ns", k, reach_tokens=reach), key=lambda s: (-s.score, s.id))
             assert list(shortlist.snippets) == ordered[: len(shortlist.snippets)]
             assert list(shortlist.beyond) == [s.score for s in ordered[len(shortlist.snippets):]]
+
+
+def test_a_shortlist_of_turns_with_a_named_speaker_or_date_finds_what_search_finds(
+    experience: ExperienceMemory,
+) -> None:
+    # The speaker and date boosts apply after the reach is cut; their ceiling keeps every candidate they could
+    # lift inside it, so the lazily read ranking is still search's.
+    turns = [MemoryTurn(text=f"I fixed the loader retry bug number {i} today.", speaker="Anna" if i % 2 else "Ben",
+                        timestamp=f"2023-0{1 + i % 9}-1{i % 10}T09:00:00Z") for i in range(30)]
+    turns += [MemoryTurn(text=f"我今天修好了第{i}个加载器重试的问题。", speaker="小王" if i % 2 else "小李",
+                         timestamp=f"2023-0{1 + i % 9}-0{1 + i % 9}T1{i % 10}:00:00Z") for i in range(30)]
+    experience.add_memories("ns", turns)
+    searcher = experience._searcher
+    # The last two find nothing lexically: the turns from the named month are known only to the dense side.
+    for query in ("Which loader bug did Anna fix in May 2023?", "小王2023年5月修好了哪个加载器问题？",
+                  "loader retry bug fixed on 2023-03-12", "What got repaired in May 2023?", "2023年5月解决了什么？"):
+        eager = searcher.retrieve(query, "ns", SearchFilters())
+        found = {h.chunk_id for h in eager.lexical}
+        lazy = dataclasses.replace(
+            eager, rows=MappingProxyType({c: r for c, r in eager.rows.items() if c in found}))
+        for k, reach in ((3, 20), (6, 80)):
+            _, ranked, _ = searcher._ranked(lazy, k, True, reach)
+            _, everything, _ = searcher._ranked(eager, k, True, reach)
+            assert [(r.candidate.fused, r.score) for r in ranked] == [(r.candidate.fused, r.score) for r in everything]
+            shortlist = experience.shortlist(query, "ns", k, None, reach)
+            ordered = sorted(experience.search(query, "ns", k, reach_tokens=reach), key=lambda s: (-s.score, s.id))
+            assert list(shortlist.snippets) == ordered[: len(shortlist.snippets)]
+            assert list(shortlist.beyond) == [s.score for s in ordered[len(shortlist.snippets):]]
+
+
+@pytest.mark.parametrize("query", ["What got repaired in May 2023?", "2023年5月修好了什么？"], ids=["en", "zh"])
+def test_a_boost_reaches_a_dense_only_candidate_that_ranking_would_not_read_without_it(
+    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, query: str
+) -> None:
+    # Dense cosines set by hand, falling 0.01 a place: the one turn from May 2023 sits at place 30, far past
+    # what a 3-result, 20-token shortlist reads unboosted; doubled by date_boost 1.0 it is the best. Ranking
+    # from the dense side alone, nothing read beforehand, must find it as the ranking with every row read does.
+    settings = config.replace("retrieval", date_boost=1.0, speaker_boost=0.0, neighbour_weight=0.0)
+    experience = ExperienceMemory(store, encoder, get_counter(), settings, clock)
+    turns = [MemoryTurn(text=f"Note {i}: fixed thing {i}.", timestamp=f"2023-0{1 + i % 4}-0{1 + i % 9}T10:00:00Z")
+             for i in range(59)]
+    experience.add_memories("ns", [*turns, MemoryTurn(text="修好了。", timestamp="2023-05-08T10:00:00Z")])
+    searcher = experience._searcher
+    eager = searcher.retrieve(query, "ns", SearchFilters())
+    rows = dict(eager.rows)
+    rows.update(catalog.chunk_rows(store.db, "ns", [h.chunk_id for h in eager.dense]))
+    may = next(c for c, r in rows.items() if r.updated_at.startswith("2023-05"))
+    order = [c for c in sorted(rows) if c != may]
+    order.insert(30, may)
+    dense = tuple(RetrieverHit(c, place, 0.8 - 0.01 * place) for place, c in enumerate(order, 1))
+    everything = dataclasses.replace(eager, dense=dense, lexical=(), rows=MappingProxyType(rows))
+    nothing = dataclasses.replace(everything, rows=MappingProxyType({}))
+    _, ranked, read = searcher._ranked(nothing, 3, True, 20)
+    _, expected, _ = searcher._ranked(everything, 3, True, 20)
+    assert expected[0].candidate.fused.chunk_id == may
+    assert [(r.candidate.fused, r.score) for r in ranked] == [(r.candidate.fused, r.score) for r in expected]
+    assert len(read) < len(rows)
 
 
 def test_a_chunk_deleted_between_retrieval_and_ranking_is_left_out(experience: ExperienceMemory) -> None:
