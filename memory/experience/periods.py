@@ -70,16 +70,16 @@ def periods(query: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def favour_dated(fused: list[Fused], rows: Mapping[str, ChunkRow], query: str, boost: float) -> list[Fused]:
-    """`fused` with the chunks updated within a period the query names scaled by 1 + boost, best first.
+def favour_dated(
+    fused: list[Fused], rows: Mapping[str, ChunkRow], named: frozenset[str], boost: float
+) -> list[Fused]:
+    """`fused` with the chunks updated within the `named` periods (a query's, see periods) scaled by 1 + boost,
+    best first.
 
-    Only candidates whose row is in `rows` are looked at. Unchanged (the same list) when the boost is 0, the
-    query names no date, or no candidate is from then.
+    Only candidates whose row is in `rows` are looked at. Unchanged (the same list) when the boost is 0, no
+    period is named, or no candidate is from then.
     """
-    if boost <= 0 or not fused:
-        return fused
-    named = periods(query)
-    if not named:
+    if boost <= 0 or not fused or not named:
         return fused
     favoured = set()
     for f in fused:

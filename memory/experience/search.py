@@ -9,7 +9,7 @@ the top hit of a query asked of the wrong corpus scores 0.02-0.15 (90th percenti
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -30,7 +30,7 @@ from memory.experience.model import (
 from memory.experience.periods import favour_dated, periods
 from memory.experience.rerank import Candidate, Ranked, reachable, rerank
 from memory.experience.rerank import window as rerank_window
-from memory.experience.speakers import favour_named
+from memory.experience.speakers import favour_named, names
 from memory.experience.store import Encoder
 from memory.recall.model import Snippet
 from memory.store import Store
@@ -193,38 +193,23 @@ class Searcher:
         weights, fused = fuse(retrieved.dense, retrieved.lexical, retrieved.cjk_share, sum(retrieved.idf.values()),
                               config)
         rows = dict(retrieved.rows)
+        boost = _Boost(names(retrieved.query), periods(retrieved.query), config)
         if not reranked:
-            fused, reach = self._reach(retrieved, fused, rows, k, 0, self._ceiling(retrieved))
-            head = self._boosted(retrieved, fused[:reach], rows)[:k]
+            fused, reach = self._reach(retrieved, fused, rows, k, 0, boost.ceiling)
+            head = boost(fused[:reach], rows)[:k]
             return weights, [Ranked(c, c.fused.score, None, 1.0) for c in _candidates(head, rows)], rows
         now = self._clock()
-        ceiling = self._ceiling(retrieved)
         window = None
         if reach_tokens is not None and not config.coverage_weight:
             # Rerank's window follows the tokens of its k best before any pairwise change, which candidates that
             # can be among those k hold: found first, they narrow what the rest of the ranking must read.
-            fused, first = self._reach(retrieved, fused, rows, k, 0, ceiling)
-            head = self._boosted(retrieved, fused[:first], rows)
-            window = rerank_window(_candidates(head, rows), retrieved.idf, now, retrieved.temporal, config, k,
-                                   reach_tokens)
-        fused, reach = self._reach(retrieved, fused, rows, k, window, ceiling)
-        ranked = rerank(_candidates(self._boosted(retrieved, fused[:reach], rows), rows), retrieved.idf, now,
-                        retrieved.temporal, config, k, reach_tokens)
+            fused, first = self._reach(retrieved, fused, rows, k, 0, boost.ceiling)
+            window = rerank_window(_candidates(boost(fused[:first], rows), rows), retrieved.idf, now,
+                                   retrieved.temporal, config, k, reach_tokens)
+        fused, reach = self._reach(retrieved, fused, rows, k, window, boost.ceiling)
+        ranked = rerank(_candidates(boost(fused[:reach], rows), rows), retrieved.idf, now, retrieved.temporal,
+                        config, k, reach_tokens)
         return weights, ranked[:k], rows
-
-    def _ceiling(self, retrieved: Retrieved) -> float:
-        """The most _boosted can scale a fused score by for this query (1: no boost can apply)."""
-        config = self._config
-        ceiling = 1.0 + config.speaker_boost  # whose turns a candidate holds is known only from its row
-        if config.date_boost > 0 and periods(retrieved.query):
-            ceiling *= 1.0 + config.date_boost
-        return ceiling
-
-    def _boosted(self, retrieved: Retrieved, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
-        """`fused` (all with rows) with the turns of the speakers and the memories of the dates the query names
-        favoured (speaker_boost, date_boost), best first."""
-        fused = favour_named(fused, rows, retrieved.query, self._config.speaker_boost)
-        return favour_dated(fused, rows, retrieved.query, self._config.date_boost)
 
     def _reach(
         self, retrieved: Retrieved, fused: list[Fused], rows: dict[str, ChunkRow], k: int, window: int | None,
@@ -341,6 +326,23 @@ def _made(
 ) -> Snippet:
     row = rows[ranked.candidate.fused.chunk_id]
     return results.snippet(row, ranked.score, results.why(ranked, hits, retrieved.idf))
+
+
+class _Boost:
+    """What a query names (speakers, periods) and the boosts it earns: applied to fused candidates with rows."""
+
+    def __init__(self, named: Callable[[str], bool], dated: frozenset[str], config: RetrievalConfig) -> None:
+        self._named = named
+        self._dated = dated
+        self._config = config
+        # The most a boost can scale a fused score by: whose turns a candidate holds is known only from its row.
+        self.ceiling = (1.0 + config.speaker_boost) * (1.0 + config.date_boost if dated else 1.0)
+
+    def __call__(self, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
+        """`fused` (all with rows) with the named speakers' turns and the named periods' memories favoured, best
+        first."""
+        fused = favour_named(fused, rows, self._named, self._config.speaker_boost)
+        return favour_dated(fused, rows, self._dated, self._config.date_boost)
 
 
 def _candidates(fused: Sequence[Fused], rows: Mapping[str, ChunkRow]) -> list[Candidate]:

@@ -44,16 +44,16 @@ def names(query: str) -> Callable[[str], bool]:
 
 
 def favour_named(
-    fused: list[Fused], rows: Mapping[str, ChunkRow], query: str, boost: float
+    fused: list[Fused], rows: Mapping[str, ChunkRow], named: Callable[[str], bool], boost: float
 ) -> list[Fused]:
-    """`fused` with the conversation turns of the speakers the query names scaled by 1 + boost, best first.
+    """`fused` with the conversation turns of the speakers a query names (`named`, see names) scaled by 1 + boost,
+    best first.
 
     Only candidates whose row is in `rows` are looked at. Unchanged (the same list) when the boost is 0 or the
     query names none of the candidates' speakers.
     """
     if boost <= 0 or not fused:
         return fused
-    named = names(query)
     favoured = set()
     for f in fused:
         row = rows.get(f.chunk_id)
