@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -127,3 +127,15 @@ def index_rows(store: Store, namespace: str, texts: Sequence[str]) -> list[int]:
             rowids.append(int(cursor.lastrowid or 0))
         lexical.index(db, [(r, namespace, lexical.index_terms(t)) for r, t in zip(rowids, texts, strict=True)])
     return rowids
+
+
+def assert_boosted(
+    fused: Callable[[float, str], dict[str, float]], query: str, plain: str, favoured: str, other: str
+) -> None:
+    """A boost of 0.5 raises the `favoured` result's fused score (fused(boost, query) maps results to theirs) by
+    exactly half, leaves the `other` one's as it was, and leaves a `plain` query that names nothing unchanged."""
+    off, on = fused(0.0, query), fused(0.5, query)
+    assert on[favoured] == pytest.approx(off[favoured] * 1.5, abs=1e-3)
+    assert on[other] == pytest.approx(off[other], abs=1e-4)
+    assert max(on, key=on.__getitem__) == favoured
+    assert fused(0.5, plain) == fused(0.0, plain)

@@ -9,7 +9,7 @@ from memory.experience import ExperienceMemory, MemoryTurn
 from memory.experience.periods import periods
 from memory.store import Store
 from memory.tokens import get_counter
-from tests.experience.conftest import CountingEncoder, HandClock
+from tests.experience.conftest import CountingEncoder, HandClock, assert_boosted
 
 
 @pytest.mark.parametrize(
@@ -60,9 +60,4 @@ def test_the_memory_from_the_named_date_scores_more_and_others_stay(
     def fused(boost: float, asked: str) -> dict[str, float]:
         return {h.updated_at[:7]: float(h.why["fused"]) for h in memory(boost).search(asked, "ns", k=5)}
 
-    off, on = fused(0.0, query), fused(0.5, query)
-    assert on["2023-05"] == pytest.approx(off["2023-05"] * 1.5, abs=1e-3)
-    assert on["2023-09"] == pytest.approx(off["2023-09"], abs=1e-4)
-    assert max(on, key=on.__getitem__) == "2023-05"
-    # A query that names no date is ranked as without the boost.
-    assert fused(0.5, plain) == fused(0.0, plain)
+    assert_boosted(fused, query, plain, "2023-05", "2023-09")  # a plain query names no date

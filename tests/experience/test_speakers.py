@@ -9,7 +9,7 @@ from memory.experience import ExperienceMemory, MemoryTurn
 from memory.experience.speakers import names
 from memory.store import Store
 from memory.tokens import get_counter
-from tests.experience.conftest import CountingEncoder, HandClock
+from tests.experience.conftest import CountingEncoder, HandClock, assert_boosted
 
 # Two speakers saying much the same, on different days (no neighbour rings between them).
 ENGLISH_SAID = [("Anna", "We adopted a small grey cat from the animal shelter."),
@@ -63,9 +63,4 @@ def test_the_named_speakers_turns_score_more_and_others_stay(
         found = _memory(store, encoder, config, clock, boost).search(asked, "ns", k=5)
         return {h.text.split(":")[0]: float(h.why["fused"]) for h in found}  # a turn reads "speaker: text"
 
-    off, on = fused(0.0, query), fused(0.5, query)
-    assert on[named] == pytest.approx(off[named] * 1.5, abs=1e-3)
-    assert on[said[0][0]] == pytest.approx(off[said[0][0]], abs=1e-4)
-    assert max(on, key=on.__getitem__) == named
-    # A query that names nobody is ranked as without the boost.
-    assert fused(0.5, plain) == fused(0.0, plain)
+    assert_boosted(fused, query, plain, named, said[0][0])  # a plain query names nobody
