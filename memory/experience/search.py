@@ -188,7 +188,8 @@ class Searcher:
     def _ranked(
         self, retrieved: Retrieved, k: int, reranked: bool, reach_tokens: int | None
     ) -> tuple[Weights, list[Ranked], dict[str, ChunkRow]]:
-        """The k best, and the rows of every candidate (those retrieve left unread are read here)."""
+        """The k best, with the boosts for the speakers and dates the query names, and the rows of every candidate
+        (those retrieve left unread are read here, only as far as the k best can reach)."""
         config = self._config
         weights, fused = fuse(retrieved.dense, retrieved.lexical, retrieved.cjk_share, sum(retrieved.idf.values()),
                               config)
