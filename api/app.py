@@ -13,9 +13,9 @@ from api.errors import ERROR_RESPONSES, install_error_handlers
 from api.guard import Guard
 from api.limits import BodyLimit
 from api.routers import documents, facts, health, memories, namespaces, recall, tasks
-from memory.auth import KeyRing
+from api.auth import KeyRing
 from memory.config import Config
-from memory.metrics import Metrics
+from api.metrics import Metrics
 from memory.service import Memory
 
 __all__ = ["create_app"]

@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
-from memory.auth import KeyRing
-from memory.metrics import Metrics
+from api.auth import KeyRing
+from api.metrics import Metrics
 from memory.namespaces import check_namespace
 from memory.service import Memory
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import error_response
-from memory.metrics import Metrics
+from api.metrics import Metrics
 
 __all__ = ["Guard"]
 

@@ -1,21 +1,11 @@
-"""Size checks: the request body as it streams in, and the fields the routes check before calling the library."""
+"""The request body's size as it streams in; every other limit is the library's (memory.limits)."""
 
 from __future__ import annotations
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memory.errors import TooLargeError
-
-__all__ = ["BodyLimit", "check_length"]
-
-
-def check_length(text: str | None, limit: int, field: str, setting: str) -> None:
-    """TooLargeError when `text` has more than `limit` characters."""
-    if text is not None and len(text) > limit:
-        raise TooLargeError(
-            f"{field} has {len(text):,} characters, over the limit of {limit:,} ({setting}); split it or raise the limit"
-        )
+__all__ = ["BodyLimit"]
 
 
 class BodyLimit:

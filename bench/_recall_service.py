@@ -168,7 +168,7 @@ class LibraryService:
 
     def recall(self, namespace: str, query: str, budget: int) -> dict[str, Any]:
         """Memory.recall, shaped like the fields of the REST answer that the benchmark reads."""
-        result = self._memory.recall(query, budget, namespace)
+        result = self._memory.recall(namespace, query, budget)
         items = [{"tier": i.snippet.tier, "id": i.snippet.id, "doc_id": i.snippet.doc_id,
                   "metadata": dict(i.snippet.metadata)} for i in result.items]
         return {"items": items, "used_tokens": result.used_tokens}
@@ -179,7 +179,7 @@ def library_service(config_toml: str = "") -> Iterator[LibraryService]:
     """A Memory on a temporary data dir whose embedder caches vectors in bench/.cache."""
     from bench.embed_cache import CachedEmbedder
     from memory.config import load_config
-    from memory.embed import load_embedder
+    from memory.embedding import load_embedder
     from memory.service import Memory
 
     workdir = Path(tempfile.mkdtemp(prefix="recall-library-"))

@@ -11,11 +11,11 @@ import json
 import time
 from pathlib import Path
 
-from ingest.chunking import chunk_text
+from memory.chunking.chunker import chunk_text
 from memory.text.sentences import sentence_spans
-from ingest.structure import parse_sections
+from memory.chunking.structure import parse_sections
 from memory.config import load_config
-from memory.embed import load_embedder
+from memory.embedding import load_embedder
 from memory.tokens import get_counter
 
 _DATA = Path(__file__).resolve().parents[2] / "shared" / "benchdata"

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from memory.embed import Embedder
+from memory.embedding import Embedder
 
 __all__ = ["CACHE_DIR", "CachedEmbedder"]
 
@@ -24,7 +25,9 @@ class CachedEmbedder:
         self.identity = embedder.identity
         path = path or CACHE_DIR / "embeddings.sqlite"
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
+        # A service's request threads share one wrapper (bench.recall_equivalence serves REST in-process).
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        self._lock = threading.Lock()
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
         self._model = embedder.identity.model
         self.computed = 0
@@ -51,6 +54,10 @@ class CachedEmbedder:
         return self._cached(texts, "d", self._embedder.encode_documents)
 
     def _cached(self, texts: Sequence[str], role: str, encode) -> np.ndarray:  # type: ignore[no-untyped-def]
+        with self._lock:
+            return self._cached_locked(texts, role, encode)
+
+    def _cached_locked(self, texts: Sequence[str], role: str, encode) -> np.ndarray:  # type: ignore[no-untyped-def]
         keys = [hashlib.sha256(f"{self._model}\0{role}\0{t}".encode()).hexdigest() for t in texts]
         found: dict[str, np.ndarray] = {}
         for start in range(0, len(keys), 500):

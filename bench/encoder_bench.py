@@ -161,11 +161,11 @@ def hybrid_run(store: Store, embedder: CachedEmbedder, config: Config, namespace
     searcher = ExperienceMemory(store, embedder, get_counter(), config)
     rankings, right, wrong = [], [], []
     for query in queries:
-        found = searcher.search(query.text, namespace, 20)
+        found = searcher.search(namespace, query.text, 20)
         rankings.append(list(dict.fromkeys(s.doc_id or s.id for s in found)))
         if found and found[0].doc_id in query.relevant:
             right.append(found[0].score)
-        elsewhere = searcher.search(query.text, other, 1)
+        elsewhere = searcher.search(other, query.text, 1)
         wrong.append(elsewhere[0].score if elsewhere else 0.0)
     return HybridRun(rankings, np.array(right), np.array(wrong))
 

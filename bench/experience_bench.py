@@ -24,7 +24,7 @@ from bench.embed_cache import CachedEmbedder
 from bench.metrics import doc_ranking, hit_at, ndcg_at, recall_at
 from memory.clock import utc_now
 from memory.config import Config, load_config
-from memory.embed import load_embedder
+from memory.embedding import load_embedder
 from memory.experience.dense import VectorIndex
 from memory.experience.model import SearchFilters
 from memory.experience.search import Retrieved, Searcher

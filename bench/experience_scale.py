@@ -124,7 +124,7 @@ def measure(sizes: Sequence[int], embedder: CachedEmbedder) -> None:
                 t1 = time.perf_counter()
                 vectors.search("scale", synthetic.encode_query(q), 100)
                 t2 = time.perf_counter()
-                memory.search(q, "scale", k=10)
+                memory.search("scale", q, k=10)
                 t3 = time.perf_counter()
                 fts.append(t1 - t0)
                 dense.append(t2 - t1)

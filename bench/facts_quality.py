@@ -1,6 +1,6 @@
 """Fact-extraction quality per language on the labelled and held-out sets, plus supersede accuracy.
 
-Run from the project root: `.venv/bin/python bench/facts_quality.py` (add `--misses` to list every disagreement).
+Run from the project root: `.venv/bin/python -m bench.facts_quality` (add `--misses` to list every disagreement).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from memory.facts.quality import QualityReport, score
+from bench.facts_eval import QualityReport, score
 from memory.facts.rules import load_rules
 
 _DATA = Path(__file__).resolve().parents[1] / "tests" / "facts"

@@ -30,7 +30,7 @@ from bench.experience_bench import NAMESPACE, build
 from bench.metrics import doc_ranking, ndcg_at
 from memory.clock import utc_now
 from memory.config import Config, load_config
-from memory.embed import load_embedder
+from memory.embedding import load_embedder
 from memory.experience.dense import VectorIndex
 from memory.experience.fuse import Weights, weighted
 from memory.experience.model import RetrieverHit, SearchFilters

@@ -245,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = None
     if not args.skip_baselines:
         from memory.config import load_config
-        from memory.embed import load_embedder
+        from memory.embedding import load_embedder
 
         embedder = CachedEmbedder(load_embedder(load_config().embedding))
     run = uuid.uuid4().hex[:8]

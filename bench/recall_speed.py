@@ -27,7 +27,7 @@ from bench._recall_service import running_service
 from bench.experience_scale import SyntheticEncoder, fill, sentence_pool
 from memory.clock import utc_now
 from memory.config import Config, load_config
-from memory.embed import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder
 from memory.experience.dense import VectorIndex
 from memory.experience.store import DocumentWriter
 from memory.service import Memory
@@ -102,7 +102,7 @@ def measure(size: int, embedder: Embedder, queries: list[list[str]], budget: int
 
             return _interleaved({
                 "floor": [lambda q=q: floor(q) for q in queries[0]],
-                "library": [lambda q=q: memory.recall(q, budget, NAMESPACE) for q in queries[1]],
+                "library": [lambda q=q: memory.recall(NAMESPACE, q, budget) for q in queries[1]],
                 "floor again": [lambda q=q: floor(q) for q in queries[2]],
                 "rest": [lambda q=q: service.recall(NAMESPACE, q, budget) for q in queries[3]],
             })

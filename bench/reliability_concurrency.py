@@ -25,9 +25,9 @@ import httpx
 
 from bench.reliability_crash import consistency
 from memory.config import load_config
-from memory.embed import EmbedderIdentity
+from memory.embedding import EmbedderIdentity
 from memory.store import open_store, stored_identity
-from tests.reliability.server import ServerProcess, logged_errors
+from bench.server_process import ServerProcess, logged_errors
 
 __all__ = ["KINDS", "ConcurrencyReport", "KindStats", "Ledger", "main", "run_load", "store_problems", "verify"]
 

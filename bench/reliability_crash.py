@@ -23,15 +23,15 @@ from pathlib import Path
 
 import httpx
 
-from ingest.pipeline import content_hash
+from memory.experience.model import content_hash
 from memory.config import load_config
-from memory.embed import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder
 from memory.experience import DocumentInfo, lexical
 from memory.experience.dense import VectorIndex
 from memory.experience.model import indexed_text
 from memory.service import Memory
 from memory.store import Store, open_store
-from tests.reliability.server import ServerProcess, logged_errors
+from bench.server_process import ServerProcess, logged_errors
 
 __all__ = ["NS", "CrashReport", "Ledger", "check_service", "check_store", "doc_text", "main", "run_trials", "title"]
 
@@ -244,7 +244,7 @@ def _check_document(memory: Memory, info: DocumentInfo, rev: int, retrieve: bool
     if found != ids:
         out.append(f"{doc_id} r{rev}: lexical index finds {len(found)} of its {len(ids)} chunks by its marker")
     for chunk, text, heading in rows if retrieve else []:
-        seen = memory.experience.explain(indexed_text(text, heading), NS, k=3)
+        seen = memory.experience.explain(NS, indexed_text(text, heading), k=3)
         if not seen.dense or seen.dense[0].chunk_id != chunk or chunk not in {h.chunk_id for h in seen.lexical}:
             out.append(f"{doc_id} r{rev}: chunk {chunk} is not found by both retrievers with its own text")
     return out

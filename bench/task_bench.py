@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory.config import load_config
-from memory.embed import EmbedderIdentity
+from memory.embedding import EmbedderIdentity
 from memory.store import open_store
 from memory.task import TaskMemory
 from memory.tokens import get_counter

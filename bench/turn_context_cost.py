@@ -23,7 +23,7 @@ from pathlib import Path
 from bench.experience_scale import SyntheticEncoder, sentence_pool
 from memory.clock import utc_now
 from memory.config import load_config
-from memory.embed import load_embedder
+from memory.embedding import load_embedder
 from memory.experience import ExperienceMemory, MemoryTurn
 from memory.store import open_store
 from memory.tokens import get_counter

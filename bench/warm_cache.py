@@ -9,7 +9,7 @@ import time
 from bench.corpora import chunk_text, load_cmrc, load_scifact
 from bench.embed_cache import CachedEmbedder
 from memory.config import load_config
-from memory.embed import load_embedder
+from memory.embedding import load_embedder
 from memory.experience.model import indexed_text
 
 

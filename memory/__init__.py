@@ -3,7 +3,8 @@
     from memory import Memory, load_config
     with Memory(load_config("config.toml")) as memory:
         memory.facts.observe("u1", "Never use Python 2 syntax.")
-        print(memory.recall("how should I write the loader?", 800, "u1").rendered)
+        memory.add_document("u1", "The loader reads CSV files with the csv module ...", title="loader notes")
+        print(memory.recall("u1", "how should I write the loader?", 800).rendered)
 """
 
 from memory.config import Config, load_config
@@ -17,20 +18,26 @@ from memory.errors import (
     TooLargeError,
     ValidationError,
 )
-from memory.recall.model import Omitted, RecallItem, RecallResult, Snippet
-from memory.service import Health, Memory
+from memory.experience import DocumentResult, MemoryTurn, SearchFilters
+from memory.recall.model import Omitted, RecallItem, RecallResult
+from memory.service import Health, Memory, NamespaceDeletion
+from memory.snippet import Snippet
 
 __all__ = [
     "AuthError",
     "Config",
     "ConfigError",
+    "DocumentResult",
     "Health",
     "Memory",
     "MemoryError_",
+    "MemoryTurn",
+    "NamespaceDeletion",
     "NotFoundError",
     "Omitted",
     "RecallItem",
     "RecallResult",
+    "SearchFilters",
     "Snippet",
     "StoreError",
     "StoreMismatchError",

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memory.config import Config
-from memory.embed import EmbedderIdentity
+from memory.embedding import EmbedderIdentity
 from memory.errors import StoreError
 from memory.experience import context
 from memory.experience.context import TurnContext
@@ -34,7 +34,7 @@ _CHROMA_BATCH = 2000
 
 
 class DocumentEncoder(Protocol):
-    """What a re-embed needs of an embedder (memory.embed.Embedder is one)."""
+    """What a re-embed needs of an embedder (memory.embedding.Embedder is one)."""
 
     identity: EmbedderIdentity
 

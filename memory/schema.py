@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 
 import sqlite_utils
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "count_terms"]
+
+
+def count_terms(db: sqlite_utils.Database, texts: Iterable[str], sign: int) -> None:
+    """Add (sign +1) or take away (-1) these index rows' terms in `lexical_terms`, the rows per term.
+
+    FTS5 can say how many rows hold a term only by walking the term's postings (fts5vocab: ~1 ms for a short
+    query at 100k chunks, ~2.5 ms beside a running query embedding); search needs the counts on every call, so
+    the index keeps them. A term whose count reaches 0 is deleted: no term of deleted text stays behind.
+    """
+    counts = Counter(term for text in texts for term in set(text.split()))
+    if not counts:
+        return
+    if sign > 0:
+        db.conn.executemany(
+            "INSERT INTO lexical_terms (term, rows) VALUES (?, ?) "
+            "ON CONFLICT (term) DO UPDATE SET rows = rows + excluded.rows",
+            list(counts.items()),
+        )
+        return
+    pairs = [(n, term) for term, n in counts.items()]
+    db.conn.executemany("UPDATE lexical_terms SET rows = rows - ? WHERE term = ?", pairs)
+    db.conn.executemany("DELETE FROM lexical_terms WHERE term = ? AND rows <= 0", [(t,) for _, t in pairs])
 
 
 def _v1(db: sqlite_utils.Database) -> None:
@@ -141,9 +164,6 @@ def _v2(db: sqlite_utils.Database) -> None:
 
 def _v3(db: sqlite_utils.Database) -> None:
     """Rows per term of the lexical index (`lexical_terms`), kept by lexical.index / remove, counted here once."""
-    # The index's own counting, imported here: memory.experience imports the store, which imports this module.
-    from memory.experience.lexical import count_terms
-
     db.execute("BEGIN IMMEDIATE")
     try:
         db.execute(

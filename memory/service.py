@@ -1,4 +1,4 @@
-"""`Memory`: the facade every caller goes through (API, CLI, benchmarks) — the three tiers and recall."""
+"""`Memory`: the facade every caller goes through (API, CLI, ingest, benchmarks): the three tiers and recall."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Any
 
 from memory.clock import Clock, utc_now
 from memory.config import Config
-from memory.embed import Embedder, load_embedder
+from memory.errors import ValidationError
+from memory.embedding import Embedder, load_embedder
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules
+from memory.limits import check_count
 from memory.namespaces import check_namespace
 from memory.recall.engine import Recaller
 from memory.recall.model import RecallResult
@@ -21,7 +23,7 @@ from memory.task import TaskMemory
 from memory.text import prepare as prepare_text
 from memory.tokens import TokenCounter, get_counter
 
-__all__ = ["Memory", "Health"]
+__all__ = ["Health", "Memory", "NamespaceDeletion"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,15 @@ class Health:
     counts: dict[str, int]
 
 
+@dataclass(frozen=True)
+class NamespaceDeletion:
+    """What forgetting a namespace removed, per tier (0 everywhere for a namespace that held nothing)."""
+
+    facts: int
+    task_items: int
+    documents: int
+
+
 class Memory:
     """Opens the store once and holds the embedder, token counter and tiers."""
 
@@ -47,18 +58,28 @@ class Memory:
         config = config.calibrated(self.embedder.calibration)
         self.config = config
         self.store: Store = open_store(config, self.embedder.identity)
-        self.facts = FactMemory(self.store, load_rules(*config.facts.extra_rules), self.counter, config.facts, clock)
-        self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock)
+        self.facts = FactMemory(self.store, load_rules(*config.facts.extra_rules), self.counter, config.facts, clock,
+                                limits=config.limits)
+        self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock, limits=config.limits)
         self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock)
         self.experience.repair(remix=False)
         self.experience.remix_in_background()  # turn vectors a kill, an upgrade or a new turn_context left stale
         prepare_text()  # jieba's dictionary loads here, not during the first Chinese request
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
 
-    def recall(self, query: str, budget: int, namespace: str, task_id: str | None = None,
+    def recall(self, namespace: str, query: str, budget: int | None = None, *, task_id: str | None = None,
                filters: Mapping[str, Any] | None = None, min_score: float | None = None) -> RecallResult:
-        """What the agent must know this turn, inside `budget` cl100k tokens (see memory.recall.engine)."""
-        return self._recaller.recall(query, budget, namespace, task_id, filters, min_score)
+        """What the agent must know this turn, inside `budget` cl100k tokens (recall.default_budget when None)."""
+        budget = self.config.recall.default_budget if budget is None else budget
+        return self._recaller.recall(namespace, query, budget, task_id=task_id, filters=filters, min_score=min_score)
+
+    def add_document(self, namespace: str, text: str, *, doc_id: str | None = None, title: str | None = None,
+                     source: str | None = None, updated_at: str | None = None,
+                     metadata: Mapping[str, Any] | None = None, project: str | None = None,
+                     tags: Sequence[str] = ()) -> DocumentResult:
+        """Chunk and store a document as one unit: created, updated (its chunks replaced) or unchanged."""
+        return self.experience.add_text(namespace, text, doc_id=doc_id, title=title, source=source,
+                                        updated_at=updated_at, metadata=metadata, project=project, tags=tags)
 
     def remember(self, namespace: str, turns: Sequence[MemoryTurn]) -> tuple[list[DocumentResult], int]:
         """Store conversation turns as experiences; turns by configured speakers are also scanned for facts."""
@@ -70,14 +91,28 @@ class Memory:
                 facts += len(self.facts.observe(namespace, turn.text, source=f"memory from {turn.speaker}").stored)
         return results, facts
 
-    def delete_namespace(self, namespace: str) -> dict[str, int]:
+    def promote(self, namespace: str, task_id: str, keys: Sequence[str], *, project: str | None = None,
+                tags: Sequence[str] = ()) -> list[DocumentResult]:
+        """Copy chosen task items (their full text) into experience memory, one document per item."""
+        check_count(len(keys), self.config.limits.max_batch, "keys", "promote them in smaller batches")
+        if not keys:
+            raise ValidationError("promote needs at least one item key; GET the task's items to see them")
+        return [
+            self.add_document(namespace, item.text, title=f"{item.kind} from task {item.task_id}",
+                              source=f"task {item.task_id}", doc_id=f"task:{item.task_id}:{item.key}",
+                              metadata={"task_id": item.task_id, "key": item.key, "kind": item.kind},
+                              project=project, tags=tags)
+            for item in self.tasks.promote(namespace, task_id, list(keys))
+        ]
+
+    def delete_namespace(self, namespace: str) -> NamespaceDeletion:
         """Forget everything of a namespace: facts, task items, documents, memories and vectors."""
         check_namespace(namespace)
-        return {
-            "facts": self.facts.delete_namespace(namespace),
-            "task_items": self.tasks.delete_namespace(namespace),
-            "documents": self.experience.delete_namespace(namespace),
-        }
+        return NamespaceDeletion(
+            facts=self.facts.delete_namespace(namespace),
+            task_items=self.tasks.delete_namespace(namespace),
+            documents=self.experience.delete_namespace(namespace),
+        )
 
     def health(self) -> Health:
         """Model, store location and counts."""

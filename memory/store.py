@@ -10,8 +10,9 @@ from typing import Any
 
 import sqlite_utils
 
+from memory.bullet import BULLET_FORMAT
 from memory.config import Config
-from memory.embed import EmbedderIdentity
+from memory.embedding import EmbedderIdentity
 from memory.errors import StoreError, StoreMismatchError
 from memory.live_collection import LiveCollection, LiveCollections
 from memory.schema import MIGRATIONS, SCHEMA_VERSION
@@ -78,6 +79,7 @@ class Store:
         db = self.db
         self._migrate(db)
         self._check_identity(db)
+        self._check_bullet_format(db)
         row = db.execute("SELECT value FROM meta WHERE key = 'vector_generation'").fetchone()
         self.generation = int(row[0]) if row else 0
         self.chroma = self._open_chroma()
@@ -141,6 +143,22 @@ class Store:
                 "Mixing them would corrupt search; use the store's settings, another --data folder, "
                 "or re-embed the store with `memory reembed --backend NAME [--model NAME]`"
             )
+
+    def _check_bullet_format(self, db: sqlite_utils.Database) -> None:
+        """Stored bullet costs follow memory.bullet: under another BULLET_FORMAT they are cleared for repair to recount."""
+        with self.write_lock:
+            row = db.execute("SELECT value FROM meta WHERE key = 'bullet_format'").fetchone()
+            if row is not None and row[0] == str(BULLET_FORMAT):
+                return
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if row is not None:  # a store that recorded no format was written under the first one
+                    db.execute("UPDATE chunks SET line_tokens = NULL")
+                db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('bullet_format', ?)", [str(BULLET_FORMAT)])
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     def _open_chroma(self) -> Any:
         import chromadb

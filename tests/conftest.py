@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory.config import Config, load_config
-from memory.embed import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder
 from memory.service import Memory
 
 

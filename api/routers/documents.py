@@ -12,7 +12,6 @@ from pydantic import ValidationError as PydanticValidationError
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import AccessDep, MemoryDep
-from api.limits import check_length
 from api.schemas.base import NAMESPACE_RULE, NamespaceQuery
 from api.schemas.experience import (
     DocumentCreate,
@@ -21,7 +20,7 @@ from api.schemas.experience import (
     DocumentResultPublic,
 )
 from ingest.loaders import SUPPORTED_SUFFIXES
-from ingest.pipeline import ingest_file, ingest_text
+from ingest.pipeline import ingest_file
 from memory.errors import MemoryError_, ValidationError
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
@@ -62,9 +61,8 @@ async def add_document(request: Request, memory: MemoryDep, access: AccessDep) -
         message = first["msg"].removeprefix("Value error, ")
         raise ValidationError("invalid request: " + (f"{where}: {message}" if where else message)) from None
     namespace = access.namespace(body.namespace)
-    check_length(body.text, memory.config.limits.max_text_chars, "text", "limits.max_text_chars")
     result = await run_in_threadpool(
-        ingest_text, memory, namespace, body.text, title=body.title, source=body.source, doc_id=body.doc_id,
+        memory.add_document, namespace, body.text, title=body.title, source=body.source, doc_id=body.doc_id,
         updated_at=body.updated_at, metadata=body.metadata, project=body.project, tags=tuple(body.tags))
     return DocumentResultPublic(doc_id=result.doc_id, chunks=result.chunks, status=result.status)
 

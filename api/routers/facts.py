@@ -5,7 +5,6 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 
 from api.deps import AccessDep, MemoryDep
-from api.limits import check_length
 from api.schemas.base import NamespaceQuery
 from api.schemas.facts import (
     FactChangePublic,
@@ -22,7 +21,6 @@ router = APIRouter(prefix="/v1/facts", tags=["facts"])
 def observe(body: FactObserve, memory: MemoryDep, access: AccessDep) -> FactChangePublic:
     """Extract facts from a user message by rules and store them (superseding older versions of a key)."""
     namespace = access.namespace(body.namespace)
-    check_length(body.text, memory.config.limits.max_text_chars, "text", "limits.max_text_chars")
     return FactChangePublic.of(memory.facts.observe(namespace, body.text, scope=body.scope, source=body.source))
 
 
@@ -30,8 +28,6 @@ def observe(body: FactObserve, memory: MemoryDep, access: AccessDep) -> FactChan
 def pin(body: FactPin, memory: MemoryDep, access: AccessDep) -> FactChangePublic:
     """Pin a constraint so it is in every recall: `text`, or `key` and `value`."""
     namespace = access.namespace(body.namespace)
-    for field in ("text", "value"):
-        check_length(getattr(body, field), memory.config.limits.max_text_chars, field, "limits.max_text_chars")
     change = memory.facts.pin(namespace, text=body.text, key=body.key, value=body.value, scope=body.scope,
                               source=body.source)
     return FactChangePublic.of(change)

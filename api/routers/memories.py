@@ -5,9 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import AccessDep, MemoryDep
-from api.limits import check_length
 from api.schemas.experience import MemoriesCreate, MemoriesPublic
-from memory.errors import TooLargeError
 from memory.experience import MemoryTurn
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
@@ -17,12 +15,6 @@ router = APIRouter(prefix="/v1/memories", tags=["memories"])
 def add_memories(body: MemoriesCreate, memory: MemoryDep, access: AccessDep) -> MemoriesPublic:
     """Store turns, each with its own time; one embedding call for the whole batch."""
     namespace = access.namespace(body.namespace)
-    limits = memory.config.limits
-    if len(body.messages) > limits.max_batch:
-        raise TooLargeError(f"{len(body.messages)} messages in one request, over limits.max_batch "
-                            f"({limits.max_batch}); send them in smaller batches")
-    for i, message in enumerate(body.messages):
-        check_length(message.text, limits.max_text_chars, f"messages[{i}].text", "limits.max_text_chars")
     turns = [MemoryTurn(text=m.text, speaker=m.speaker, timestamp=m.timestamp, metadata=m.metadata,
                         project=m.project, tags=tuple(m.tags)) for m in body.messages]
     results, facts = memory.remember(namespace, turns)

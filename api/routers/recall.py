@@ -6,7 +6,6 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from api.deps import AccessDep, MemoryDep, MetricsDep
-from api.limits import check_length
 from api.schemas.recall import RecallPublic, RecallRequest
 
 router = APIRouter(prefix="/v1", tags=["recall"])
@@ -16,10 +15,9 @@ router = APIRouter(prefix="/v1", tags=["recall"])
 def recall(body: RecallRequest, memory: MemoryDep, access: AccessDep, metrics: MetricsDep) -> Response:
     """What the agent must know this turn: pinned facts, task items, experience, inside `budget` tokens."""
     namespace = access.namespace(body.namespace)
-    check_length(body.query, memory.config.limits.max_query_chars, "query", "limits.max_query_chars")
-    budget = memory.config.recall.default_budget if body.budget is None else body.budget
     filters = body.filters.model_dump(exclude_none=True) if body.filters else None
-    result = memory.recall(body.query, budget, namespace, body.task_id, filters, body.min_score)
+    result = memory.recall(namespace, body.query, body.budget, task_id=body.task_id, filters=filters,
+                           min_score=body.min_score)
     for item in result.items:
         metrics.tokens.labels(item.snippet.tier).inc(item.tokens)
     for reason in ("below_threshold", "over_budget", "duplicate"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 
 from api.deps import AccessDep, MemoryDep
-from api.limits import check_length
 from api.schemas.base import NamespaceQuery, TaskIdPath
 from api.schemas.experience import DocumentResultPublic
 from api.schemas.tasks import (
@@ -16,8 +15,6 @@ from api.schemas.tasks import (
     TaskItemPublic,
     TaskPage,
 )
-from ingest.pipeline import promote
-from memory.errors import TooLargeError
 
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
 
@@ -26,7 +23,6 @@ router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
 def add_item(task_id: TaskIdPath, body: TaskItemCreate, memory: MemoryDep, access: AccessDep) -> TaskItemAdded:
     """Add an item; one above tasks.offload_tokens is kept whole and recalled as a head plus its key."""
     namespace = access.namespace(body.namespace)
-    check_length(body.text, memory.config.limits.max_text_chars, "text", "limits.max_text_chars")
     added = memory.tasks.add(namespace, task_id, body.kind, body.text, ephemeral=body.ephemeral, ttl_s=body.ttl_s,
                              parent_task_id=body.parent_task_id, metadata=body.metadata)
     return TaskItemAdded.of(added)
@@ -59,8 +55,5 @@ def promote_items(task_id: TaskIdPath, body: PromoteRequest, memory: MemoryDep,
                   access: AccessDep) -> list[DocumentResultPublic]:
     """Copy chosen items into experience memory (nothing is promoted by default)."""
     namespace = access.namespace(body.namespace)
-    if len(body.keys) > memory.config.limits.max_batch:
-        raise TooLargeError(f"{len(body.keys)} keys in one request, over limits.max_batch "
-                            f"({memory.config.limits.max_batch}); promote them in smaller batches")
-    results = promote(memory, namespace, task_id, body.keys, project=body.project, tags=tuple(body.tags))
+    results = memory.promote(namespace, task_id, body.keys, project=body.project, tags=tuple(body.tags))
     return [DocumentResultPublic(doc_id=r.doc_id, chunks=r.chunks, status=r.status) for r in results]

@@ -44,7 +44,7 @@ class ChunkRow(NamedTuple):
     speaker: str | None
     kind: str
     metadata: str
-    line_tokens: int | None = None  # render.body_cost of the indexed text; NULL for chunks written before v2
+    line_tokens: int | None = None  # bullet.body_cost of the indexed text; NULL for chunks written before v2
     terms: str = ""  # the analysed terms the lexical index holds for it, space-separated
 
 

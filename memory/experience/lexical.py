@@ -12,9 +12,10 @@ import sqlite_utils
 from memory.text.analyze import terms as analyse
 from memory.experience.filters import filter_sql
 from memory.experience.model import RetrieverHit, SearchFilters
+from memory.schema import count_terms
 
 __all__ = [
-    "MAX_QUERY_TERMS", "OWN_INDEX_SHARE", "affordable", "count_terms", "forget", "frequencies", "index",
+    "MAX_QUERY_TERMS", "OWN_INDEX_SHARE", "affordable", "forget", "frequencies", "index",
     "index_terms", "namespace_share", "namespace_token", "remove", "remove_namespace", "search",
 ]
 
@@ -60,28 +61,6 @@ def remove(db: sqlite_utils.Database, rowids: Sequence[int]) -> None:
 def remove_namespace(db: sqlite_utils.Database, namespace: str) -> None:
     """Drop the index rows of every chunk of a namespace (call before deleting the chunk rows)."""
     remove(db, [r[0] for r in db.execute("SELECT rowid FROM chunks WHERE namespace = ?", [namespace]).fetchall()])
-
-
-def count_terms(db: sqlite_utils.Database, texts: Iterable[str], sign: int) -> None:
-    """Add (sign +1) or take away (-1) these index rows' terms in `lexical_terms`, the rows per term.
-
-    FTS5 can say how many rows hold a term only by walking the term's postings (fts5vocab: ~1 ms for a short
-    query at 100k chunks, ~2.5 ms beside a running query embedding); search needs the counts on every call, so
-    the index keeps them. A term whose count reaches 0 is deleted: no term of deleted text stays behind.
-    """
-    counts = Counter(term for text in texts for term in set(text.split()))
-    if not counts:
-        return
-    if sign > 0:
-        db.conn.executemany(
-            "INSERT INTO lexical_terms (term, rows) VALUES (?, ?) "
-            "ON CONFLICT (term) DO UPDATE SET rows = rows + excluded.rows",
-            list(counts.items()),
-        )
-        return
-    pairs = [(n, term) for term, n in counts.items()]
-    db.conn.executemany("UPDATE lexical_terms SET rows = rows - ? WHERE term = ?", pairs)
-    db.conn.executemany("DELETE FROM lexical_terms WHERE term = ? AND rows <= 0", [(t,) for _, t in pairs])
 
 
 def forget(db: sqlite_utils.Database) -> None:

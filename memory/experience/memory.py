@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from memory.chunking import chunk_text
 from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
 from memory.errors import NotFoundError, StoreError, ValidationError
@@ -18,6 +19,7 @@ from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
     ChunkInput,
+    content_hash,
     DocumentInfo,
     DocumentKind,
     DocumentResult,
@@ -29,8 +31,9 @@ from memory.experience.model import (
 from memory.experience.repair import RepairReport, repair
 from memory.experience.search import Searcher
 from memory.experience.store import DocumentInput, DocumentWriter, Encoder
+from memory.limits import check_count, check_length
 from memory.namespaces import check_namespace
-from memory.recall.model import Snippet
+from memory.snippet import Snippet
 from memory.store import Store
 from memory.text.unicode import storable
 from memory.tokens import TokenCounter
@@ -112,9 +115,54 @@ class ExperienceMemory:
         )
         return self._writer.write(namespace, [doc])[0]
 
+    def add_text(
+        self,
+        namespace: str,
+        text: str,
+        *,
+        doc_id: str | None = None,
+        title: str | None = None,
+        source: str | None = None,
+        updated_at: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        project: str | None = None,
+        tags: Sequence[str] = (),
+    ) -> DocumentResult:
+        """Chunk and store one document's text; an unchanged document is recognised before any model call.
+
+        Without `doc_id` the id is derived from `source` (or from the text when there is no source), so the same
+        source stored again replaces its earlier version.
+        """
+        check_namespace(namespace)
+        check_length(text, self._config.limits.max_text_chars, "text", "limits.max_text_chars")
+        if not isinstance(text, str) or not text.strip():
+            raise ValidationError("text must be a non-empty string; send the document's content")
+        storable(text, "text")
+        if updated_at is not None:
+            updated_at = to_iso(parse_iso(updated_at, "updated_at"))
+        fields = dict(metadata or {})
+        digest = content_hash(text, title=title, source=source, metadata=fields, project=project, tags=list(tags),
+                              updated_at=updated_at)
+        doc_id = doc_id or "d-" + hashlib.sha256((source or text).encode("utf-8")).hexdigest()[:20]
+        known = catalog.get_document(self._store.db, namespace, doc_id) if isinstance(doc_id, str) else None
+        if known is not None and known.content_hash == digest:
+            return DocumentResult(doc_id=doc_id, chunks=known.chunks, status="unchanged")
+        chunks = chunk_text(text, self._counter, self._embedder, self._config.chunking)
+        if not chunks:
+            raise ValidationError("the document has no text to index once blank lines and markup are removed")
+        return self.add_document(
+            namespace, doc_id, [ChunkInput(text=c.text, heading=c.heading, ordinal=c.ordinal) for c in chunks],
+            content_hash=digest, title=title, source=source, updated_at=updated_at, metadata=fields,
+            project=project, tags=tuple(tags),
+        )
+
     def add_memories(self, namespace: str, turns: Sequence[MemoryTurn]) -> list[DocumentResult]:
         """Store conversation turns, each its own one-chunk memory timed by its timestamp; one embedding call."""
         check_namespace(namespace)
+        limits = self._config.limits
+        check_count(len(turns), limits.max_batch, "messages", "send them in smaller batches")
+        for i, turn in enumerate(turns):
+            check_length(turn.text, limits.max_text_chars, f"turns[{i}].text", "limits.max_text_chars")
         now = to_iso(self._clock())
         docs = []
         for i, turn in enumerate(turns):
@@ -201,7 +249,7 @@ class ExperienceMemory:
         return self._remixer
 
     def search(
-        self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None,
+        self, namespace: str, query: str, k: int = 10, *, filters: SearchFilters | None = None,
         reach_tokens: int | None = None,
     ) -> list[Snippet]:
         """The k best chunks for `query` (hybrid dense + lexical, reranked), scores in 0..1, best first.
@@ -209,10 +257,10 @@ class ExperienceMemory:
         `reach_tokens`: the caller will use at most this many tokens of the results, so near-duplicates are
         looked for only among the candidates that can get there and as many again (see rerank).
         """
-        return list(self.explain(query, namespace, k, filters, reach_tokens).results)
+        return list(self.explain(namespace, query, k, filters=filters, reach_tokens=reach_tokens).results)
 
     def explain(
-        self, query: str, namespace: str, k: int = 10, filters: SearchFilters | None = None,
+        self, namespace: str, query: str, k: int = 10, *, filters: SearchFilters | None = None,
         reach_tokens: int | None = None,
     ) -> SearchExplanation:
         """A search with each retriever's own ranks and scores laid open (for `memory search --explain`)."""
@@ -220,7 +268,7 @@ class ExperienceMemory:
         return self._searcher.explain(query, namespace, k, filters or SearchFilters(), reach_tokens)
 
     def shortlist(
-        self, query: str, namespace: str, k: int, filters: SearchFilters | None, reach_tokens: int
+        self, namespace: str, query: str, k: int, *, reach_tokens: int, filters: SearchFilters | None = None
     ) -> Shortlist:
         """search's results cut where their tokens reach `reach_tokens`: snippets within it, scores beyond."""
         self._check_search(query, k, reach_tokens)
@@ -231,11 +279,7 @@ class ExperienceMemory:
             raise ValidationError(f"query must be a string, got {type(query).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise ValidationError(f"k must be a whole number of results (0 or more), got {k!r}")
-        limit = self._config.limits.max_query_chars
-        if len(query) > limit:
-            raise ValidationError(
-                f"query must be at most {limit} characters (limits.max_query_chars), got {len(query)}; shorten it"
-            )
+        check_length(query, self._config.limits.max_query_chars, "query", "limits.max_query_chars")
         if reach_tokens is not None and (isinstance(reach_tokens, bool) or not isinstance(reach_tokens, int)):
             raise ValidationError(f"reach_tokens must be a whole number of tokens or None, got {reach_tokens!r}")
 

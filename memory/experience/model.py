@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
-from memory.recall.model import Snippet
+from memory.snippet import Snippet
 
 __all__ = [
     "ChunkInput",
@@ -19,6 +21,7 @@ __all__ = [
     "SearchExplanation",
     "SearchFilters",
     "Shortlist",
+    "content_hash",
     "indexed_text",
 ]
 
@@ -141,3 +144,9 @@ def indexed_text(text: str, heading: str = "", speaker: str | None = None) -> st
     """The text a chunk is embedded and indexed as: its heading line, then `speaker: text`."""
     body = f"{speaker}: {text}" if speaker else text
     return f"{heading}\n{body}" if heading else body
+
+
+def content_hash(text: str, **fields: Any) -> str:
+    """A hash of the text and everything stored beside it, so a change to either counts as a change."""
+    blob = json.dumps({"text": text, **fields}, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()

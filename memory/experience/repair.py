@@ -13,7 +13,7 @@ from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import indexed_text
 from memory.experience.store import Encoder
-from memory.recall.render import body_cost
+from memory.bullet import body_cost
 from memory.store import Store
 from memory.tokens import TokenCounter
 

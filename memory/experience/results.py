@@ -10,7 +10,7 @@ from types import MappingProxyType
 from memory.experience.catalog import ChunkRow
 from memory.experience.model import RetrieverHit, indexed_text
 from memory.experience.rerank import Ranked, coverage
-from memory.recall.model import Snippet
+from memory.snippet import Snippet
 
 __all__ = ["by_retriever", "shown", "snippet", "why", "within"]
 

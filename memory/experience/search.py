@@ -32,7 +32,7 @@ from memory.experience.rerank import Candidate, Ranked, reachable, rerank
 from memory.experience.rerank import window as rerank_window
 from memory.experience.speakers import favour_named, names
 from memory.experience.store import Encoder
-from memory.recall.model import Snippet
+from memory.snippet import Snippet
 from memory.store import Store
 from memory.text.analyze import cjk_share, query_terms
 

@@ -32,7 +32,7 @@ from memory.experience.model import (
     DocumentResult,
     indexed_text,
 )
-from memory.recall.render import body_cost
+from memory.bullet import body_cost
 from memory.store import Store
 from memory.tokens import TokenCounter
 
@@ -43,7 +43,7 @@ _log = logging.getLogger(__name__)
 
 
 class Encoder(Protocol):
-    """What experience memory needs of an embedder (memory.embed.Embedder is one)."""
+    """What experience memory needs of an embedder (memory.embedding.Embedder is one)."""
 
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -77,7 +77,7 @@ class _NewChunk:
     text_hash: str
     tokens: int
     terms: str = ""  # filled only for content that will be written: jieba is the slow part of a write
-    line_tokens: int = 0  # render.body_cost(indexed), also filled only for content that will be written
+    line_tokens: int = 0  # bullet.body_cost(indexed), also filled only for content that will be written
 
 
 @dataclass

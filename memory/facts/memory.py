@@ -8,13 +8,14 @@ import re
 from collections.abc import Sequence
 
 from memory.clock import Clock, to_iso
-from memory.config import FactsConfig
+from memory.config import FactsConfig, LimitsConfig
 from memory.errors import NotFoundError, ValidationError
 from memory.facts.extract import extract
 from memory.facts.model import ExtractedFact
 from memory.facts.records import FactChange, FactRecord, FactRecords
 from memory.facts.rules import RuleSet
-from memory.recall.model import Snippet
+from memory.limits import check_length
+from memory.snippet import Snippet
 from memory.store import Store
 from memory.text import terms
 from memory.tokens import TokenCounter
@@ -38,8 +39,9 @@ class FactMemory:
     """The fact tier over the store's `facts` table."""
 
     def __init__(self, store: Store, rules: RuleSet, counter: TokenCounter, config: FactsConfig,
-                 clock: Clock) -> None:
+                 clock: Clock, *, limits: LimitsConfig = LimitsConfig()) -> None:
         self._store = store
+        self._limits = limits
         self._rules = rules
         self._counter = counter
         self._config = config
@@ -48,6 +50,7 @@ class FactMemory:
 
     def observe(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None) -> FactChange:
         """Extract facts from a user message by rules and store them; a fact on a known key supersedes it."""
+        check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         text = _check_text(text)
         check_scope(scope)
         extraction = extract(text, self._rules)
@@ -59,6 +62,8 @@ class FactMemory:
     def pin(self, namespace: str, *, text: str | None = None, key: str | None = None, value: str | None = None,
             scope: str = "global", source: str | None = None) -> FactChange:
         """Pin a constraint: from free text (rules first, the text itself otherwise) or an explicit key/value."""
+        for name, field in (("text", text), ("value", value)):
+            check_length(field, self._limits.max_text_chars, name, "limits.max_text_chars")
         check_scope(scope)
         if text is not None and (key is not None or value is not None):
             raise ValidationError("pin either text, or key and value, not both")

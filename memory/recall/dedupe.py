@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from memory.recall.model import Snippet
+from memory.snippet import Snippet
 
 __all__ = ["NEAR_DUPLICATE", "normalise", "features", "overlap", "dedupe"]
 

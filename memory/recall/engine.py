@@ -11,8 +11,10 @@ from memory.config import Config
 from memory.errors import ValidationError
 from memory.experience import ExperienceMemory, SearchFilters
 from memory.facts.memory import FactMemory
+from memory.limits import check_length
 from memory.namespaces import check_namespace
-from memory.recall.model import RecallResult, Snippet
+from memory.recall.model import RecallResult
+from memory.snippet import Snippet
 from memory.recall.pack import pack
 from memory.task import TaskMemory
 from memory.text import query_terms
@@ -63,13 +65,14 @@ class Recaller:
         self._config = config
         self._clock = clock
 
-    def recall(self, query: str, budget: int, namespace: str, task_id: str | None = None,
+    def recall(self, namespace: str, query: str, budget: int, *, task_id: str | None = None,
                filters: Mapping[str, Any] | SearchFilters | None = None,
                min_score: float | None = None) -> RecallResult:
         """The context block for one agent turn: pinned facts, task items and experience that fit `budget`."""
         check_namespace(namespace)
         if not isinstance(query, str):
             raise ValidationError(f"query must be a string, got {type(query).__name__}")
+        check_length(query, self._config.limits.max_query_chars, "query", "limits.max_query_chars")
         limit = self._config.limits.max_budget
         if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= limit:
             raise ValidationError(f"budget must be a whole number of tokens from 0 to {limit:,}, got {budget!r}")
@@ -87,7 +90,7 @@ class Recaller:
             # Enough experience candidates to fill the budget with short turns, bounded for latency.
             k = max(10, min(100, budget // 20))
             reach = _CANDIDATE_BUDGETS * budget
-            shortlist = self._experience.shortlist(query, namespace, k, search_filters, reach)
+            shortlist = self._experience.shortlist(namespace, query, k, filters=search_filters, reach_tokens=reach)
             candidates.extend(shortlist.snippets)
             beyond = shortlist.beyond
         now = self._clock()

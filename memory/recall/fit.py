@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.recall.model import Snippet
+from memory.snippet import Snippet
 from memory.recall.render import SECTIONS, Line, render
 from memory.tokens import TokenCounter
 

@@ -9,8 +9,10 @@ from memory.config import RecallConfig
 from memory.errors import ValidationError
 from memory.recall.dedupe import dedupe
 from memory.recall.fit import Block, fit, rank
-from memory.recall.model import Omitted, RecallItem, RecallResult, Snippet
-from memory.recall.render import RESTATE_HEADER, SECTIONS, Line, Section, clean, cost, freshness, make_line, section_of
+from memory.recall.model import Omitted, RecallItem, RecallResult
+from memory.snippet import Snippet
+from memory.bullet import clean
+from memory.recall.render import RESTATE_HEADER, SECTIONS, Line, Section, cost, freshness, make_line, section_of
 from memory.recall.share import allocate
 from memory.recall.trim import Cuts, trim_line
 from memory.tokens import TokenCounter

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from memory.recall.model import Snippet
+from memory.bullet import clean
+from memory.snippet import Snippet
 from memory.tokens import TokenCounter
 
 __all__ = [
@@ -22,9 +23,7 @@ __all__ = [
     "TRIM_MARKER",
     "Line",
     "section_of",
-    "clean",
     "cost",
-    "body_cost",
     "make_line",
     "freshness",
     "render",
@@ -61,26 +60,9 @@ def cost(line: str, counter: TokenCounter) -> int:
     return counter.count(line + "\n")
 
 
-def body_cost(text: str, counter: TokenCounter) -> int:
-    """What the whole of `text` adds to its bullet: the count of " " + clean(text) + "\n".
-
-    A bullet is `head + " " + body + "\n"`, the head ending in "-", ")" or "]". cl100k's pre-tokenizer never
-    joins a piece across a space that follows a non-space and precedes a non-space (no pattern reads on past
-    a non-space into a space), so the bullet costs count(head) + body_cost(text): a tier that stores this number
-    spares recall from encoding the text again.
-    """
-    return counter.count(" " + clean(text) + "\n")
-
-
 def section_of(snippet: Snippet) -> Section:
     """The section a snippet is rendered under."""
     return "pinned" if snippet.pinned else snippet.tier
-
-
-def clean(text: str) -> str:
-    """Collapse every whitespace run to one space."""
-    # One bullet per line keeps the block compact and its token count additive (see the module docstring).
-    return " ".join(text.split())
 
 
 def make_line(
@@ -90,7 +72,7 @@ def make_line(
     """The bullet for `snippet` (or for `body`, a trimmed version of its text), counted once."""
     head = "- " + _label(snippet) + (_LOW_CONFIDENCE if low_confidence else "")
     if body is None and snippet.body_tokens is not None:
-        # The tier counted the whole text already (see body_cost); only the short head is encoded here.
+        # The tier counted the whole text already (see memory.bullet.body_cost); only the short head is encoded here.
         body = clean(snippet.text)
         return Line(snippet, body, head + body, counter.count(head[:-1]) + snippet.body_tokens, trimmed,
                     low_confidence)

@@ -9,9 +9,10 @@ from types import MappingProxyType
 from typing import Any
 
 from memory.clock import Clock, to_iso, utc_now
-from memory.config import TasksConfig
+from memory.config import LimitsConfig, TasksConfig
 from memory.errors import NotFoundError, ValidationError
-from memory.recall.model import Snippet
+from memory.limits import check_length
+from memory.snippet import Snippet
 from memory.store import Store
 from memory.task import policy, ranking, tree
 from memory.task.model import AddedItem, Page, TaskItem
@@ -43,8 +44,10 @@ class TaskMemory:
     or to any of its sub-tasks. An item lives as long as its task, or less when given its own ttl_s.
     """
 
-    def __init__(self, store: Store, counter: TokenCounter, config: TasksConfig, clock: Clock = utc_now) -> None:
+    def __init__(self, store: Store, counter: TokenCounter, config: TasksConfig, clock: Clock = utc_now, *,
+                 limits: LimitsConfig = LimitsConfig()) -> None:
         self._store = store
+        self._limits = limits
         self._counter = counter
         self._config = config
         self._clock = clock
@@ -62,6 +65,7 @@ class TaskMemory:
     ) -> AddedItem:
         """Store one item; large items are kept whole but recalled as a head (one-shot items are never cut)."""
         policy.check_namespace(namespace)
+        check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         policy.check_task_id(task_id)
         policy.check_kind(kind)
         policy.check_text(text)

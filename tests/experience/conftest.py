@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memory.config import Config
-from memory.embed import Embedder
+from memory.embedding import Embedder
 from memory.experience import ChunkInput, ExperienceMemory, lexical
 from memory.store import Store, open_store
 from memory.tokens import get_counter

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from memory.config import load_config
-from memory.embed import load_embedder
+from memory.embedding import load_embedder
 from memory.experience import ChunkInput, ExperienceMemory
 from memory.store import open_store
 from memory.tokens import get_counter

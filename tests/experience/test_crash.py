@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from memory.config import Config
-from memory.embed import Embedder
+from memory.embedding import Embedder
 from memory.experience import ExperienceMemory
 from memory.experience.dense import VectorIndex
 from memory.store import open_store
@@ -58,7 +58,7 @@ def test_sigkill_during_rewrites_leaves_one_whole_version(config: Config, embedd
         assert store.db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == 3
         ids = {r[0] for r in store.db.execute("SELECT id FROM chunks").fetchall()}
         assert VectorIndex(store).ids("ns") == ids
-        hits = memory.search(f"第{doc.content_hash}版 加载器", "ns", k=1)
+        hits = memory.search("ns", f"第{doc.content_hash}版 加载器", k=1)
         assert hits and hits[0].text == version_texts(int(doc.content_hash))[1]
     finally:
         store.close()

@@ -40,7 +40,7 @@ def test_the_reply_to_a_matching_turn_comes_along_below_it(
     experience: ExperienceMemory, turns: list[tuple[str, str]], query: str
 ) -> None:
     ids = _talk(experience, turns)
-    hits = experience.search(query, "ns", k=10)
+    hits = experience.search("ns", query, k=10)
     by_doc = {h.doc_id: h for h in hits}
     assert hits[0].doc_id == ids[0]
     reply = by_doc[ids[1]]
@@ -77,7 +77,7 @@ def test_the_turn_after_the_reply_comes_along_in_a_second_ring(
     one_seed = config.replace("retrieval", neighbour_seeds=1, neighbour_hops=hops)
     experience = ExperienceMemory(store, encoder, get_counter(), one_seed, clock)
     ids = _talk(experience, ENGLISH_TALK)
-    hits = experience.search("pottery workshop last weekend", "ns", k=10)
+    hits = experience.search("ns", "pottery workshop last weekend", k=10)
     by_doc = {h.doc_id: h for h in hits}
     assert hits[0].doc_id == ids[0]
     reply = by_doc[ids[1]]

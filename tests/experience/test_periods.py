@@ -58,6 +58,6 @@ def test_the_memory_from_the_named_date_scores_more_and_others_stay(
     memory(0.0).add_memories("ns", [MemoryTurn(text=text, timestamp=when) for when, text in said])
 
     def fused(boost: float, asked: str) -> dict[str, float]:
-        return {h.updated_at[:7]: float(h.why["fused"]) for h in memory(boost).search(asked, "ns", k=5)}
+        return {h.updated_at[:7]: float(h.why["fused"]) for h in memory(boost).search("ns", asked, k=5)}
 
     assert_boosted(fused, query, plain, "2023-05", "2023-09")  # a plain query names no date

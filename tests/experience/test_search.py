@@ -28,7 +28,7 @@ from tests.experience.conftest import CHINESE, ENGLISH, CountingEncoder, HandClo
     ],
 )
 def test_the_right_chunk_comes_first_in_either_language(corpus: ExperienceMemory, query: str, doc_id: str) -> None:
-    hits = corpus.search(query, "ns", k=3)
+    hits = corpus.search("ns", query, k=3)
     assert hits[0].doc_id == doc_id
     assert all(0.0 <= h.score <= 1.0 for h in hits)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
@@ -43,17 +43,17 @@ def test_the_right_chunk_comes_first_in_either_language(corpus: ExperienceMemory
 def test_scores_say_how_relevant_not_just_which_is_first(
     corpus: ExperienceMemory, relevant: str, unrelated: str
 ) -> None:
-    good = corpus.search(relevant, "ns", k=1)[0].score
-    noise = corpus.search(unrelated, "ns", k=1)
+    good = corpus.search("ns", relevant, k=1)[0].score
+    noise = corpus.search("ns", unrelated, k=1)
     assert good >= 0.4
     assert not noise or noise[0].score < 0.3
 
 
 def test_explain_shows_each_retrievers_ranks(corpus: ExperienceMemory) -> None:
-    english = corpus.explain("embedding cache keyed by model", "ns", k=2)
+    english = corpus.explain("ns", "embedding cache keyed by model", k=2)
     assert english.dense[0].rank == 1 and english.lexical and english.results[0].doc_id == "cache"
     assert english.cjk_share == 0.0 and english.dense_weight == pytest.approx(0.5)
-    chinese = corpus.explain("大熊猫生活在哪里", "ns", k=2)
+    chinese = corpus.explain("ns", "大熊猫生活在哪里", k=2)
     # MiniLM barely reads Chinese: the all-Chinese query trusts the lexical side most.
     assert chinese.cjk_share == 1.0 and chinese.lexical_weight > 0.8
     why = chinese.results[0].why
@@ -87,20 +87,20 @@ def test_filters_restrict_both_retrievers(
     }
     for doc_id, extra in fields.items():
         add(experience, "ns", doc_id, {**ENGLISH, **CHINESE}[doc_id], **extra)
-    found = {h.doc_id for h in experience.search(query, "ns", k=10, filters=filters)}
+    found = {h.doc_id for h in experience.search("ns", query, k=10, filters=filters)}
     # `expected` is exactly what passes the filter; the query names a term of each of them.
     assert found == expected
 
 
 def test_an_empty_namespace_or_query_is_an_empty_result(corpus: ExperienceMemory) -> None:
-    assert corpus.search("loader", "nobody") == []
-    assert corpus.search("", "ns") == []
-    assert corpus.search("   ？！", "ns") == []
-    assert corpus.search("loader", "ns", k=0) == []
+    assert corpus.search("nobody", "loader") == []
+    assert corpus.search("ns", "") == []
+    assert corpus.search("ns", "   ？！") == []
+    assert corpus.search("ns", "loader", k=0) == []
 
 
 def test_k_larger_than_the_store_returns_what_there_is(corpus: ExperienceMemory) -> None:
-    hits = corpus.search("loader tomatoes 饺子 熊猫 cache deploy 铁路 龙井", "ns", k=100)
+    hits = corpus.search("ns", "loader tomatoes 饺子 熊猫 cache deploy 铁路 龙井", k=100)
     assert len({h.id for h in hits}) == len(hits) == 8
 
 
@@ -108,7 +108,7 @@ def test_k_larger_than_the_store_returns_what_there_is(corpus: ExperienceMemory)
     "query", ['"AND OR NOT *', "NEAR(loader, 2) col:x", "loader AND -deploy ^", "熊猫\" OR \"竹子"]
 )
 def test_query_syntax_characters_are_plain_text(corpus: ExperienceMemory, query: str) -> None:
-    corpus.search(query, "ns")
+    corpus.search("ns", query)
 
 
 def test_recency_ranks_the_newer_of_two_similar_memories_first_unless_asked_about_time(
@@ -122,9 +122,9 @@ def test_recency_ranks_the_newer_of_two_similar_memories_first_unless_asked_abou
         MemoryTurn("我最喜欢的编辑器是记事本。", speaker="小王", timestamp="2020-01-01T09:00:00Z"),
         MemoryTurn("我最喜欢的编辑器现在是记事本加加。", speaker="小王", timestamp="2026-10-01T09:00:00Z"),
     ])
-    assert "VS Code" in experience.search("Which editor does Anna like?", "chat", k=1)[0].text
-    assert "记事本加加" in experience.search("小王最喜欢的编辑器", "chat", k=1)[0].text
-    temporal = experience.explain("Which editor did Anna like in 2021?", "chat", k=2)
+    assert "VS Code" in experience.search("chat", "Which editor does Anna like?", k=1)[0].text
+    assert "记事本加加" in experience.search("chat", "小王最喜欢的编辑器", k=1)[0].text
+    temporal = experience.explain("chat", "Which editor did Anna like in 2021?", k=2)
     assert temporal.temporal and all(r.why["recency"] == 1.0 for r in temporal.results)
 
 
@@ -135,7 +135,7 @@ def test_near_duplicates_sink_and_the_newest_copy_is_kept(
     add(experience, "ns", "old", text, updated_at="2024-01-01T00:00:00Z")
     add(experience, "ns", "new", text + " ", updated_at="2026-01-01T00:00:00Z")
     add(experience, "ns", "other", ENGLISH["garden"] + CHINESE["panda"])
-    hits = experience.search(text[:30], "ns", k=3)
+    hits = experience.search("ns", text[:30], k=3)
     assert hits[0].doc_id == "new"
     old = next(h for h in hits if h.doc_id == "old")
     assert old.why["duplicate_of"] == hits[0].id and old.score < hits[0].score
@@ -144,8 +144,8 @@ def test_near_duplicates_sink_and_the_newest_copy_is_kept(
 def test_namespaces_never_see_each_other(experience: ExperienceMemory) -> None:
     add(experience, "alice", "d", ENGLISH["loader"])
     add(experience, "bob", "d", CHINESE["tea"])
-    assert {h.doc_id for h in experience.search("loader 龙井", "alice")} == {"d"}
-    assert all("龙井" not in h.text for h in experience.search("loader 龙井", "alice"))
+    assert {h.doc_id for h in experience.search("alice", "loader 龙井")} == {"d"}
+    assert all("龙井" not in h.text for h in experience.search("alice", "loader 龙井"))
 
 
 def test_a_long_row_list_read_by_two_threads_is_the_same_rows(experience: ExperienceMemory) -> None:
@@ -169,8 +169,8 @@ def test_reach_tokens_must_be_a_whole_number(corpus: ExperienceMemory, reach: ob
     from memory.errors import ValidationError
 
     with pytest.raises(ValidationError, match="reach_tokens"):
-        corpus.search("loader", "ns", 5, reach_tokens=reach)  # type: ignore[arg-type]
-    assert corpus.search("loader", "ns", 5, reach_tokens=0)[0].doc_id == "loader"  # 0: one candidate's reach
+        corpus.search("ns", "loader", 5, reach_tokens=reach)  # type: ignore[arg-type]
+    assert corpus.search("ns", "loader", 5, reach_tokens=0)[0].doc_id == "loader"  # 0: one candidate's reach
 
 
 @pytest.mark.parametrize("turns", [False, True], ids=["documents", "turns"])
@@ -184,8 +184,8 @@ def test_a_shortlist_is_the_search_cut_where_its_tokens_reach(
             for i, text in enumerate([*ENGLISH.values(), *CHINESE.values()])
         ])
     for query in ("loader retries failed batches", "大熊猫 竹子", "deployments on Fridays"):
-        found = sorted(corpus.search(query, "ns", 6, reach_tokens=reach), key=lambda s: (-s.score, s.id))
-        shortlist = corpus.shortlist(query, "ns", 6, None, reach)
+        found = sorted(corpus.search("ns", query, 6, reach_tokens=reach), key=lambda s: (-s.score, s.id))
+        shortlist = corpus.shortlist("ns", query, 6, reach_tokens=reach)
         spent, usable = 0, len(found)
         for index, snippet in enumerate(found):
             spent += min(snippet.tokens, reach)
@@ -217,8 +217,8 @@ def test_a_shortlist_reads_only_the_rows_that_can_reach_it_and_finds_what_search
                 (r.candidate.fused.chunk_id, r.score) for r in everything]
             if reach < 10_000:
                 assert len(rows) < len(eager.rows)  # the window's candidates and the k after them, not all 60
-            shortlist = experience.shortlist(query, "ns", k, None, reach)
-            ordered = sorted(experience.search(query, "ns", k, reach_tokens=reach), key=lambda s: (-s.score, s.id))
+            shortlist = experience.shortlist("ns", query, k, reach_tokens=reach)
+            ordered = sorted(experience.search("ns", query, k, reach_tokens=reach), key=lambda s: (-s.score, s.id))
             assert list(shortlist.snippets) == ordered[: len(shortlist.snippets)]
             assert list(shortlist.beyond) == [s.score for s in ordered[len(shortlist.snippets):]]
 
@@ -245,8 +245,8 @@ def test_a_shortlist_of_turns_with_a_named_speaker_or_date_finds_what_search_fin
             _, ranked, _ = searcher._ranked(lazy, k, True, reach)
             _, everything, _ = searcher._ranked(eager, k, True, reach)
             assert [(r.candidate.fused, r.score) for r in ranked] == [(r.candidate.fused, r.score) for r in everything]
-            shortlist = experience.shortlist(query, "ns", k, None, reach)
-            ordered = sorted(experience.search(query, "ns", k, reach_tokens=reach), key=lambda s: (-s.score, s.id))
+            shortlist = experience.shortlist("ns", query, k, reach_tokens=reach)
+            ordered = sorted(experience.search("ns", query, k, reach_tokens=reach), key=lambda s: (-s.score, s.id))
             assert list(shortlist.snippets) == ordered[: len(shortlist.snippets)]
             assert list(shortlist.beyond) == [s.score for s in ordered[len(shortlist.snippets):]]
 

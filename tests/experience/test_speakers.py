@@ -60,7 +60,7 @@ def test_the_named_speakers_turns_score_more_and_others_stay(
     named = said[1][0]
 
     def fused(boost: float, asked: str) -> dict[str, float]:
-        found = _memory(store, encoder, config, clock, boost).search(asked, "ns", k=5)
+        found = _memory(store, encoder, config, clock, boost).search("ns", asked, k=5)
         return {h.text.split(":")[0]: float(h.why["fused"]) for h in found}  # a turn reads "speaker: text"
 
     assert_boosted(fused, query, plain, named, said[0][0])  # a plain query names nobody

@@ -9,7 +9,7 @@ from memory.errors import NotFoundError, ValidationError
 from memory.experience import ChunkInput, ExperienceMemory, MemoryTurn
 from memory.experience.dense import VectorIndex
 from memory.experience.model import indexed_text
-from memory.recall.render import body_cost
+from memory.bullet import body_cost
 from memory.store import Store
 from memory.tokens import get_counter
 from tests.experience.conftest import CHINESE, ENGLISH, CountingEncoder, HandClock, add
@@ -92,7 +92,7 @@ def test_delete_document_removes_it_everywhere(experience: ExperienceMemory, sto
     assert [d.doc_id for d in experience.list_documents("ns")] == ["d2"]
     assert sql_ids(store, "ns") == vector_ids(store, "ns") and len(sql_ids(store, "ns")) == 1
     assert fts_rows(store) == 1
-    assert experience.search("龙井茶", "ns") == []
+    assert experience.search("ns", "龙井茶") == []
     with pytest.raises(NotFoundError, match="d1"):
         experience.delete_document("ns", "d1")
     with pytest.raises(NotFoundError, match="list_documents"):
@@ -104,8 +104,8 @@ def test_delete_namespace_leaves_other_namespaces_alone(experience: ExperienceMe
     add(experience, "b", "d1", CHINESE["panda"])
     assert experience.delete_namespace("a") == 1
     assert experience.list_documents("a") == [] and vector_ids(store, "a") == set()
-    assert experience.search("loader batches", "a") == []
-    assert len(experience.search("大熊猫", "b")) == 1
+    assert experience.search("a", "loader batches") == []
+    assert len(experience.search("b", "大熊猫")) == 1
     assert experience.delete_namespace("nobody") == 0
 
 
@@ -113,7 +113,7 @@ def test_same_doc_id_in_two_namespaces_are_two_documents(experience: ExperienceM
     add(experience, "a", "d1", ENGLISH["loader"])
     add(experience, "b", "d1", ENGLISH["loader"])
     assert not sql_ids(store, "a") & sql_ids(store, "b")
-    assert [s.doc_id for s in experience.search("CSV loader", "b")] == ["d1"]
+    assert [s.doc_id for s in experience.search("b", "CSV loader")] == ["d1"]
 
 
 def test_repair_removes_stray_vectors_and_re_embeds_missing_ones(experience: ExperienceMemory, store: Store) -> None:
@@ -147,10 +147,10 @@ def test_chunks_carry_their_bullet_cost_and_repair_fills_it_for_older_ones(
     assert stored == expected and len(stored) == 3
     # As a store written before schema 2 has them: recall still counts right, and repair stores the counts.
     store.db.execute("UPDATE chunks SET line_tokens = NULL")
-    assert experience.search("CSV loader", "ns")[0].body_tokens is None
+    assert experience.search("ns", "CSV loader")[0].body_tokens is None
     assert experience.repair().counted_lines == 3
     assert dict(store.db.execute("SELECT id, line_tokens FROM chunks").fetchall()) == expected
-    assert experience.search("CSV loader", "ns")[0].body_tokens == expected[experience.search("CSV loader", "ns")[0].id]
+    assert experience.search("ns", "CSV loader")[0].body_tokens == expected[experience.search("ns", "CSV loader")[0].id]
     assert experience.repair().counted_lines == 0
 
 
@@ -167,9 +167,9 @@ def test_memories_are_one_chunk_each_embedded_in_one_call_and_idempotent(
     assert encoder.embedded == ["Anna: I moved to Berlin last May.", "小王: 我下个月去杭州喝龙井茶。"]
     assert [r.status for r in experience.add_memories("chat", turns)] == ["unchanged", "unchanged"]
     assert len(encoder.embedded) == 2
-    hit = experience.search("杭州 龙井", "chat", k=1)[0]
+    hit = experience.search("chat", "杭州 龙井", k=1)[0]
     assert hit.text == "小王: 我下个月去杭州喝龙井茶。" and hit.updated_at == "2023-06-02T07:30:00Z"
-    english = experience.search("Where did Anna move?", "chat", k=1)[0]
+    english = experience.search("chat", "Where did Anna move?", k=1)[0]
     assert english.metadata == {"turn": "D3:4"} and english.updated_at == "2023-06-01T10:00:00Z"
     kinds = {d.kind for d in experience.list_documents("chat")}
     assert kinds == {"memory"}
@@ -187,7 +187,7 @@ def test_memories_are_one_chunk_each_embedded_in_one_call_and_idempotent(
         (lambda e: e.add_document("ns", "d", [ChunkInput("a")], content_hash="h", updated_at="yesterday"),
          "ISO 8601"),
         (lambda e: e.add_memories("ns", [MemoryTurn("")]), "turns\\[0\\].text"),
-        (lambda e: e.search("x", "ns", k=-1), "k must be"),
+        (lambda e: e.search("ns", "x", k=-1), "k must be"),
     ],
 )
 def test_bad_input_is_refused_with_a_message_saying_what_to_do(

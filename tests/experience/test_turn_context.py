@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memory.config import Config
-from memory.embed import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder
 from memory.experience import ExperienceMemory, MemoryTurn
 from memory.experience.dense import VectorIndex
 from memory.reembed import reembed

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory.config import load_config
-from memory.embed import EmbedderIdentity
+from memory.embedding import EmbedderIdentity
 from memory.errors import NotFoundError, ValidationError
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules

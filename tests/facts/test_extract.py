@@ -11,7 +11,7 @@ from memory.errors import ValidationError
 from memory.facts import guards
 from memory.facts.extract import Extraction, extract, normalize_key
 from memory.facts.numbers import parse_number
-from memory.facts.quality import ALL, load_labelled, load_pairs, same_value, score
+from bench.facts_eval import ALL, load_labelled, load_pairs, same_value, score
 from memory.facts.rules import RuleSet, load_rules
 
 _DATA = Path(__file__).parent
@@ -267,3 +267,14 @@ def test_quality_targets_on_the_labelled_set(rules: RuleSet) -> None:
         assert facts.precision >= 0.95, f"{lang} precision {facts.precision:.3f}\n{misses}"
         assert facts.recall >= 0.85, f"{lang} recall {facts.recall:.3f}\n{misses}"
         assert report.supersede[lang].accuracy >= 0.95, f"{lang} supersede {report.supersede[lang].accuracy:.3f}"
+
+
+def test_quality_targets_on_the_held_out_set(rules: RuleSet) -> None:
+    """The held-out utterances were never used to write or tune a rule: the figure that says how the rules generalise."""
+    report = score(_DATA / "heldout.jsonl", rules)
+    misses = "\n".join(f"{m.what}: {m.text!r} -> {m.fact}" for m in report.misses)
+    for lang in ("en", "zh", ALL):
+        facts = report.facts[lang]
+        assert facts.utterances >= 16, f"{lang}: only {facts.utterances} held-out utterances"
+        assert facts.precision >= 0.95, f"{lang} held-out precision {facts.precision:.3f}\n{misses}"
+        assert facts.recall >= 0.85, f"{lang} held-out recall {facts.recall:.3f}\n{misses}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.cli import build_parser, main
+from cli.main import build_parser, main
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -42,7 +42,7 @@ def test_stats_on_a_fresh_store(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_bad_config_exits_2_with_one_clear_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[service]\nprot = 1\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "memory.cli", "stats", "--config", str(bad)],
+    done = subprocess.run([sys.executable, "-m", "cli", "stats", "--config", str(bad)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "service.prot" in done.stderr

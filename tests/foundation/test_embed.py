@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memory.config import EmbeddingConfig
-from memory.embed import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder
 from memory.errors import ConfigError
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from memory.config import Config
-from memory.embed import Embedder, EmbedderIdentity
+from memory.embedding import Embedder, EmbedderIdentity
 from memory.errors import StoreMismatchError
 from memory.experience import lexical
 from memory.schema import SCHEMA_VERSION

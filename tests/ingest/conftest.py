@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory.config import EmbeddingConfig
-from memory.embed import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder
 from memory.tokens import TokenCounter, get_counter
 
 

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ingest.boundaries import adjacent_similarities, choose_boundaries
+from memory.chunking.boundaries import adjacent_similarities, choose_boundaries
 from memory.config import ChunkingConfig
 from memory.errors import ValidationError
 

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from ingest.chunking import Chunk, chunk_text, chunk_turn
+from memory.chunking.chunker import Chunk, chunk_text, chunk_turn
 from memory.text.sentences import sentence_spans
-from ingest.structure import parse_sections
+from memory.chunking.structure import parse_sections
 from memory.config import ChunkingConfig
-from memory.embed import Embedder
+from memory.embedding import Embedder
 from memory.tokens import TokenCounter
 
 SMALL = ChunkingConfig(target_tokens=60, max_tokens=100, min_tokens=15, similarity_drop=0.25)

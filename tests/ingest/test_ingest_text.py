@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.pipeline import ingest_text
 from memory.errors import ValidationError
 from memory.service import Memory
 
@@ -12,5 +11,5 @@ from memory.service import Memory
 @pytest.mark.parametrize("text", ["bad \ud800 surrogate", "坏的\udfff代理"], ids=["en", "zh"])
 def test_lone_surrogate_is_a_validation_error_and_stores_nothing(memory: Memory, text: str) -> None:
     with pytest.raises(ValidationError, match="lone surrogate"):
-        ingest_text(memory, "ns", text)
+        memory.add_document("ns", text)
     assert memory.experience.list_documents("ns") == []

@@ -219,7 +219,7 @@ def test_max_chars(tmp_path: Path) -> None:
         load_path(path, max_chars=10)  # refused from the file size, before reading
 
 
-@pytest.mark.parametrize("module", ["ingest.loaders", "ingest.chunking", "memory.text.sentences", "ingest.boundaries"])
+@pytest.mark.parametrize("module", ["ingest.loaders", "memory.chunking.chunker", "memory.text.sentences", "memory.chunking.boundaries"])
 def test_all_names_exist(module: str) -> None:
     imported = importlib.import_module(module)
     assert all(hasattr(imported, name) for name in imported.__all__)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ingest.structure import parse_sections
+from memory.chunking.structure import parse_sections
 
 DOC = """Preface line.
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memory.recall.model import Snippet, Tier
+from memory.snippet import Snippet, Tier
 from memory.tokens import TokenCounter, get_counter
 
 

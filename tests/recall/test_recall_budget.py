@@ -7,7 +7,8 @@ import random
 import pytest
 
 from memory.config import RecallConfig
-from memory.recall.model import RecallResult, Snippet, Tier
+from memory.recall.model import RecallResult
+from memory.snippet import Snippet, Tier
 from memory.recall.pack import pack
 from memory.recall.render import cost
 from memory.tokens import TokenCounter

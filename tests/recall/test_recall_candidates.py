@@ -34,9 +34,9 @@ CHINESE = [
 @pytest.mark.parametrize(("texts", "query"), [(ENGLISH, "garden log bed plot spring"), (CHINESE, "菜园记录 明年春天")])
 def test_candidates_past_three_budgets_are_counted_not_packed(memory: Memory, texts: list[str], query: str) -> None:
     memory.experience.add_memories("g", [MemoryTurn(t) for t in texts])
-    tight = memory.recall(query, 100, "g", min_score=0.0)
-    roomy = memory.recall(query, 4000, "g", min_score=0.0)
-    found = len(memory.experience.search(query, "g", 10))
+    tight = memory.recall("g", query, 100, min_score=0.0)
+    roomy = memory.recall("g", query, 4000, min_score=0.0)
+    found = len(memory.experience.search("g", query, 10))
     assert found == len(texts)
     for result in (tight, roomy):
         omitted = result.omitted
@@ -47,6 +47,6 @@ def test_candidates_past_three_budgets_are_counted_not_packed(memory: Memory, te
     # Budget 100: the best snippets up to 300 tokens are packed (one or two fit), the rest were never candidates.
     assert 1 <= len(tight.items) <= 2 and tight.omitted.over_budget == len(texts) - len(tight.items)
     # Never-packed candidates under min_score count as below the threshold, not as over budget.
-    strict = memory.recall(query, 100, "g", min_score=0.99)
+    strict = memory.recall("g", query, 100, min_score=0.99)
     assert [item.low_confidence for item in strict.items] == [True]
     assert strict.omitted.below_threshold == len(texts) - 1 and strict.omitted.over_budget == 0

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from memory.recall.dedupe import dedupe, features, normalise, overlap
-from memory.recall.model import Snippet
+from memory.snippet import Snippet
 
 MakeSnippet = Callable[..., Snippet]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memory.recall.fit import Block, fit
-from memory.recall.model import Snippet
+from memory.snippet import Snippet
 from memory.recall.render import RESTATE_HEADER, SECTIONS, make_line, render
 from memory.tokens import TokenCounter
 

@@ -11,7 +11,8 @@ import pytest
 
 from memory.config import RecallConfig
 from memory.errors import ValidationError
-from memory.recall.model import RecallResult, Snippet
+from memory.recall.model import RecallResult
+from memory.snippet import Snippet
 from memory.recall.pack import pack
 from memory.recall.render import SECTIONS, cost
 from memory.tokens import TokenCounter

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.recall.model import Snippet
-from memory.recall.render import SECTIONS, body_cost, clean, freshness, make_line, render
+from memory.snippet import Snippet
+from memory.bullet import body_cost, clean
+from memory.recall.render import SECTIONS, freshness, make_line, render
 from memory.tokens import TokenCounter
 
 MakeSnippet = Callable[..., Snippet]

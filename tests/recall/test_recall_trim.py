@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memory.recall.model import Snippet
+from memory.snippet import Snippet
 from memory.recall.render import TRIM_MARKER, make_line
 from memory.recall.trim import Cuts, sentence_ends, trim_line
 from memory.tokens import TokenCounter

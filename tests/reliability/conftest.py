@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.server import ServerProcess
+from bench.server_process import ServerProcess
 
 
 @pytest.fixture()

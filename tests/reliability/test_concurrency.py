@@ -12,10 +12,10 @@ import pytest
 
 from bench.reliability_concurrency import KINDS, Ledger, run_load, store_problems, verify
 from memory.config import Config
-from memory.embed import EmbedderIdentity
+from memory.embedding import EmbedderIdentity
 from memory.experience.dense import VectorIndex
 from memory.store import open_store
-from tests.reliability.server import ServerProcess
+from bench.server_process import ServerProcess
 
 MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memory.config import Config, load_config
-from memory.embed import Embedder
+from memory.embedding import Embedder
 from memory.service import Memory
 
 # Small limits keep the over-the-limit cases cheap; a 1 MB query still fits the request limit, so it is the

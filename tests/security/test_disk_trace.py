@@ -6,14 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import ingest_text
 from memory.service import Memory
 
 
 @pytest.mark.parametrize("marker", ["zqxmarkerwordvtk", "独一无二的标记词语"], ids=["en", "zh"])
 def test_a_deleted_document_leaves_no_bytes_in_the_database_file(memory: Memory, marker: str) -> None:
     text = f"The secret note {marker} must vanish. " * 40
-    result = ingest_text(memory, "ns", text, doc_id="secret")
+    result = memory.add_document("ns", text, doc_id="secret")
     assert result.status == "created"
     memory.experience.delete_document("ns", "secret")
     memory.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -338,7 +338,7 @@ def test_the_documented_namespace_rule_is_the_enforced_one(namespace: str) -> No
 def test_a_thousand_tag_filter_is_answered(module_memory: Memory) -> None:
     """Library callers have no cap on filter tags: the filter stays one SQL clause however many there are."""
     tags = [f"t{i}" for i in range(1500)]
-    result = module_memory.recall("CSV loader", 200, "u1", filters={"tags": tags})
+    result = module_memory.recall("u1", "CSV loader", 200, filters={"tags": tags})
     assert not [i for i in result.items if i.snippet.tier == "experience"]
-    found = module_memory.experience.search("CSV loader", "u1", filters=SearchFilters(tags=("x",)))
+    found = module_memory.experience.search("u1", "CSV loader", filters=SearchFilters(tags=("x",)))
     assert found == []

@@ -17,7 +17,7 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from memory.embed import Embedder
+from memory.embedding import Embedder
 from memory.service import Memory
 from tests.security.conftest import make_config, snapshot
 

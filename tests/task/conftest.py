@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memory.config import Config
-from memory.embed import EmbedderIdentity
+from memory.embedding import EmbedderIdentity
 from memory.store import Store, open_store
 from memory.task import TaskMemory
 from memory.tokens import TokenCounter, get_counter

@@ -8,10 +8,10 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from ingest.boundaries import adjacent_similarities, choose_boundaries
-from ingest.pieces import cut_lines, cut_tokens
+from memory.chunking.boundaries import adjacent_similarities, choose_boundaries
+from memory.chunking.pieces import cut_lines, cut_tokens
 from memory.text.sentences import sentence_spans
-from ingest.structure import Section, parse_sections
+from memory.chunking.structure import Section, parse_sections
 from memory.config import ChunkingConfig
 from memory.tokens import TokenCounter
 
@@ -21,7 +21,7 @@ ChunkKind = Literal["text", "code", "table"]
 
 
 class DocumentEncoder(Protocol):
-    """What chunking needs of a model: memory.embed.Embedder is one."""
+    """What chunking needs of a model: memory.embedding.Embedder is one."""
 
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 rows, one per text."""

@@ -55,7 +55,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from ingest.cli import run_ingest
+    from cli.ingest import run_ingest
     from memory.service import Memory
 
     with Memory(_config(args)) as memory:
@@ -66,8 +66,7 @@ def _recall(args: argparse.Namespace) -> int:
     from memory.service import Memory
 
     with Memory(_config(args)) as memory:
-        result = memory.recall(args.query, args.budget, args.namespace, task_id=args.task,
-                               min_score=args.min_score)
+        result = memory.recall(args.namespace, args.query, args.budget, task_id=args.task, min_score=args.min_score)
     if args.json:
         from api.schemas.recall import RecallPublic
 
@@ -110,7 +109,7 @@ def _search(args: argparse.Namespace) -> int:
     from memory.service import Memory
 
     with Memory(_config(args)) as memory:
-        found = memory.experience.explain(args.query, args.namespace, args.k)
+        found = memory.experience.explain(args.namespace, args.query, args.k)
     print(f"query terms: {' '.join(found.terms)}  (CJK share {found.cjk_share:.2f}, temporal {found.temporal}, "
           f"weights dense {found.dense_weight:.2f} / lexical {found.lexical_weight:.2f})")
     dense = {h.chunk_id: h for h in found.dense}
@@ -210,6 +209,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"memory {args.command}: {exc}", file=sys.stderr)
         return 2
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,7 +17,7 @@ import httpx
 
 __all__ = ["ServerProcess", "free_port", "logged_errors"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 _RAISED = re.compile(r"^\w[\w.]*(Error|Exception): ")
 
 
@@ -34,7 +34,7 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """One `python -m memory.cli serve --data DIR --port P` process; its output goes to `log`."""
+    """One `python -m cli serve --data DIR --port P` process; its output goes to `log`."""
 
     def __init__(self, data_dir: Path, log: Path, config_file: Path | None = None) -> None:
         self.data_dir = data_dir
@@ -65,7 +65,7 @@ class ServerProcess:
 
     def _launch(self, timeout_s: float) -> bool:
         self.port = free_port()
-        command = [sys.executable, "-m", "memory.cli", "serve", "--data", str(self.data_dir), "--port", str(self.port)]
+        command = [sys.executable, "-m", "cli", "serve", "--data", str(self.data_dir), "--port", str(self.port)]
         if self.config_file is not None:
             command += ["--config", str(self.config_file)]
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
