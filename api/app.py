@@ -9,13 +9,13 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from api.auth import KeyRing
 from api.errors import ERROR_RESPONSES, install_error_handlers
 from api.guard import Guard
 from api.limits import BodyLimit
-from api.routers import documents, facts, health, memories, namespaces, recall, tasks
-from api.auth import KeyRing
-from memory.config import Config
 from api.metrics import Metrics
+from api.routers import documents, facts, health, memories, namespaces, recall, tasks
+from memory.config import Config
 from memory.service import Memory
 
 __all__ = ["create_app"]

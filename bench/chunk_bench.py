@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 from memory.chunking.chunker import chunk_text
-from memory.text.sentences import sentence_spans
 from memory.chunking.structure import parse_sections
 from memory.config import load_config
 from memory.embedding import load_embedder
+from memory.text.sentences import sentence_spans
 from memory.tokens import get_counter
 
 _DATA = Path(__file__).resolve().parents[2] / "shared" / "benchdata"

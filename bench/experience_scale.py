@@ -18,11 +18,11 @@ from bench.embed_cache import CachedEmbedder
 from memory.clock import utc_now
 from memory.config import load_config
 from memory.experience import ChunkInput, ExperienceMemory
-from memory.text.analyze import query_terms
 from memory.experience.dense import VectorIndex
 from memory.experience.lexical import search as lexical_search
 from memory.experience.store import DocumentInput, DocumentWriter
 from memory.store import open_store
+from memory.text.analyze import query_terms
 from memory.tokens import get_counter
 
 __all__ = ["SyntheticEncoder", "fill", "measure", "random_chunk", "sentence_pool"]

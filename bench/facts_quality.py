@@ -11,7 +11,7 @@ from pathlib import Path
 from bench.facts_eval import QualityReport, score
 from memory.facts.rules import load_rules
 
-_DATA = Path(__file__).resolve().parents[1] / "tests" / "facts"
+_DATA = Path(__file__).resolve().parents[1] / "tests" / "memory" / "facts"
 
 
 def rows(name: str, report: QualityReport) -> list[str]:

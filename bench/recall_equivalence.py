@@ -12,7 +12,10 @@ same built store and `compare` the two files:
     .venv/bin/python -m bench.recall_equivalence compare /tmp/before.jsonl /tmp/after.jsonl
 
 Vectors come from bench/.cache (bench.embed_cache), so a rebuild encodes nothing new. The clock is fixed, so
-freshness tags and fact times are the same in every run.
+freshness tags and fact times are the same in every run. Chroma's HNSW graph is rebuilt from its log when a
+store opens and two opens of one store can disagree on a few of 300 approximate neighbours (even with ef_search
+above the collection's size), so the dump answers Chroma's queries exactly (cosine over every stored vector, in
+float64, ties by id): what remains to differ is the code under test.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from chromadb.api.models.Collection import Collection
 from fastapi.testclient import TestClient
 
 from api.app import create_app
@@ -35,7 +40,6 @@ from bench._recall_data import load_locomo
 from bench.corpora import load_cmrc, load_scifact
 from bench.embed_cache import CachedEmbedder
 from memory import Memory, load_config
-
 from memory.embedding import load_embedder
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -95,14 +99,14 @@ def _requests(conversations: int, docs: int) -> Iterator[tuple[str, dict[str, An
     """(kind, request) pairs in a fixed order: recalls of every namespace, then experience searches."""
     n = 0
     for conv in load_locomo(conversations):
-        for question in conv.questions[:60]:
+        for question in conv.questions[:120]:
             n += 1
             yield "recall", {"namespace": conv.name, "query": question.text, "budget": BUDGETS[n % len(BUDGETS)]}
-        for question in conv.questions[60:70]:
+        for question in conv.questions[120:135]:
             yield "recall", {"namespace": conv.name, "query": question.text, "budget": 800,
                              "filters": {"kind": "memory"}, "min_score": 0.3}
     for corpus, namespace in ((load_scifact(), "sci"), (load_cmrc(), "zh")):
-        asked = [q for q in corpus.queries if any(d.doc_id in q.relevant for d in corpus.docs[:docs])][:60]
+        asked = [q for q in corpus.queries if any(d.doc_id in q.relevant for d in corpus.docs[:docs])][:100]
         for i, query in enumerate(asked):
             request: dict[str, Any] = {"namespace": namespace, "query": query.text, "budget": BUDGETS[i % len(BUDGETS)]}
             if i % 5 == 1:
@@ -114,7 +118,7 @@ def _requests(conversations: int, docs: int) -> Iterator[tuple[str, dict[str, An
             if i % 13 == 4:
                 request["min_score"] = 0.05
             yield "recall", request
-        for query in asked[:30]:
+        for query in asked[:50]:
             yield "search", {"namespace": namespace, "query": query.text, "k": 10}
     yield "recall", {"namespace": "sci", "query": "", "budget": 500, "task_id": "t1"}
     yield "recall", {"namespace": "zh", "query": "？！", "budget": 500}
@@ -136,6 +140,30 @@ def _search(memory: Memory, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _exact_query(self: Collection, query_embeddings: Any = None, n_results: int = 10, ids: Any = None,
+                 include: Any = (), **_: Any) -> dict[str, Any]:
+    """Collection.query answered by exact cosine over every stored vector (see the module docstring)."""
+    stored = self.get(ids=ids, include=["embeddings"], limit=None if ids else self.count())
+    names = list(stored["ids"])
+    if not names:
+        return {"ids": [[]], "distances": [[]]}
+    matrix = np.asarray(stored["embeddings"], dtype=np.float64)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    out_ids, out_distances = [], []
+    for query in np.atleast_2d(np.asarray(query_embeddings, dtype=np.float64)):
+        cosine = matrix @ (query / np.linalg.norm(query))
+        order = sorted(range(len(names)), key=lambda i: (-round(float(cosine[i]), 9), names[i]))[:n_results]
+        out_ids.append([names[i] for i in order])
+        out_distances.append([round(1.0 - float(cosine[i]), 9) for i in order])
+    return {"ids": out_ids, "distances": out_distances}
+
+
+def _exact(memory: Memory) -> None:
+    """Chroma's queries answered exactly, and no turn re-mixed while the requests run."""
+    Collection.query = _exact_query  # type: ignore[method-assign,assignment]
+    memory.experience.remix_in_background().join()
+
+
 def dump(data: Path, out: Path, conversations: int, docs: int) -> None:
     """Replay the requests on a copy of the store at `data`; one JSON line per answer into `out`."""
     with tempfile.TemporaryDirectory() as folder:
@@ -143,6 +171,7 @@ def dump(data: Path, out: Path, conversations: int, docs: int) -> None:
         shutil.copytree(data, copy)
         with _memory(copy) as memory, TestClient(create_app(memory.config, memory)) as client, \
                 out.open("w", encoding="utf-8") as fh:
+            _exact(memory)
             count = 0
             for kind, request in _requests(conversations, docs):
                 if kind == "recall":

@@ -24,10 +24,10 @@ from typing import Any
 import httpx
 
 from bench.reliability_crash import consistency
+from bench.server_process import ServerProcess, logged_errors
 from memory.config import load_config
 from memory.embedding import EmbedderIdentity
 from memory.store import open_store, stored_identity
-from bench.server_process import ServerProcess, logged_errors
 
 __all__ = ["KINDS", "ConcurrencyReport", "KindStats", "Ledger", "main", "run_load", "store_problems", "verify"]
 

@@ -23,15 +23,14 @@ from pathlib import Path
 
 import httpx
 
-from memory.experience.model import content_hash
+from bench.server_process import ServerProcess, logged_errors
 from memory.config import load_config
 from memory.embedding import Embedder, load_embedder
 from memory.experience import DocumentInfo, lexical
 from memory.experience.dense import VectorIndex
-from memory.experience.model import indexed_text
+from memory.experience.model import content_hash, indexed_text
 from memory.service import Memory
 from memory.store import Store, open_store
-from bench.server_process import ServerProcess, logged_errors
 
 __all__ = ["NS", "CrashReport", "Ledger", "check_service", "check_store", "doc_text", "main", "run_trials", "title"]
 

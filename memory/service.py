@@ -9,8 +9,8 @@ from typing import Any
 
 from memory.clock import Clock, utc_now
 from memory.config import Config
-from memory.errors import ValidationError
 from memory.embedding import Embedder, load_embedder
+from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules

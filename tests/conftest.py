@@ -10,12 +10,19 @@ import pytest
 from memory.config import Config, load_config
 from memory.embedding import Embedder, load_embedder
 from memory.service import Memory
+from memory.tokens import TokenCounter, get_counter
 
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     """The bundled all-MiniLM-L6-v2, loaded once for the whole test session."""
     return load_embedder(load_config().embedding)
+
+
+@pytest.fixture(scope="session")
+def counter() -> TokenCounter:
+    """The cl100k_base counter every budget uses."""
+    return get_counter()
 
 
 @pytest.fixture()

@@ -10,9 +10,9 @@ import numpy as np
 
 from memory.chunking.boundaries import adjacent_similarities, choose_boundaries
 from memory.chunking.pieces import cut_lines, cut_tokens
-from memory.text.sentences import sentence_spans
 from memory.chunking.structure import Section, parse_sections
 from memory.config import ChunkingConfig
+from memory.text.sentences import sentence_spans
 from memory.tokens import TokenCounter
 
 __all__ = ["Chunk", "ChunkKind", "DocumentEncoder", "chunk_text", "chunk_turn"]

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import sqlite_utils
 
-from memory.text.analyze import terms as analyse
 from memory.experience.filters import filter_sql
 from memory.experience.model import RetrieverHit, SearchFilters
 from memory.schema import count_terms
+from memory.text.analyze import terms as analyse
 
 __all__ = [
     "MAX_QUERY_TERMS", "OWN_INDEX_SHARE", "affordable", "forget", "frequencies", "index",

@@ -19,7 +19,6 @@ from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
     ChunkInput,
-    content_hash,
     DocumentInfo,
     DocumentKind,
     DocumentResult,
@@ -27,6 +26,7 @@ from memory.experience.model import (
     SearchExplanation,
     SearchFilters,
     Shortlist,
+    content_hash,
 )
 from memory.experience.repair import RepairReport, repair
 from memory.experience.search import Searcher

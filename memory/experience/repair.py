@@ -8,12 +8,12 @@ from functools import partial
 
 import numpy as np
 
+from memory.bullet import body_cost
 from memory.experience import catalog, context
 from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import indexed_text
 from memory.experience.store import Encoder
-from memory.bullet import body_cost
 from memory.store import Store
 from memory.tokens import TokenCounter
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 import sqlite_utils
 
+from memory.bullet import body_cost
 from memory.clock import Clock, parse_iso, to_iso
 from memory.errors import StoreError
 from memory.experience import catalog, context, lexical
@@ -32,7 +33,6 @@ from memory.experience.model import (
     DocumentResult,
     indexed_text,
 )
-from memory.bullet import body_cost
 from memory.store import Store
 from memory.tokens import TokenCounter
 

@@ -14,8 +14,8 @@ from memory.facts.memory import FactMemory
 from memory.limits import check_length
 from memory.namespaces import check_namespace
 from memory.recall.model import RecallResult
-from memory.snippet import Snippet
 from memory.recall.pack import pack
+from memory.snippet import Snippet
 from memory.task import TaskMemory
 from memory.text import query_terms
 from memory.tokens import TokenCounter

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.snippet import Snippet
 from memory.recall.render import SECTIONS, Line, render
+from memory.snippet import Snippet
 from memory.tokens import TokenCounter
 
 __all__ = ["Block", "rank", "fit"]

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from memory.bullet import clean
 from memory.config import RecallConfig
 from memory.errors import ValidationError
 from memory.recall.dedupe import dedupe
 from memory.recall.fit import Block, fit, rank
 from memory.recall.model import Omitted, RecallItem, RecallResult
-from memory.snippet import Snippet
-from memory.bullet import clean
 from memory.recall.render import RESTATE_HEADER, SECTIONS, Line, Section, cost, freshness, make_line, section_of
 from memory.recall.share import allocate
 from memory.recall.trim import Cuts, trim_line
+from memory.snippet import Snippet
 from memory.tokens import TokenCounter
 
 __all__ = ["pack"]

@@ -7,22 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from memory.config import EmbeddingConfig
-from memory.embedding import Embedder, load_embedder
-from memory.tokens import TokenCounter, get_counter
-
-
-@pytest.fixture(scope="session")
-def embedder() -> Embedder:
-    """The bundled all-MiniLM-L6-v2, loaded once for the whole run."""
-    return load_embedder(EmbeddingConfig())
-
-
-@pytest.fixture(scope="session")
-def counter() -> TokenCounter:
-    """The cl100k counter."""
-    return get_counter()
-
 
 def _to_unicode_cmap() -> bytes:
     """A ToUnicode map sending every two-byte code to the same Unicode code point."""

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from bench.reliability_concurrency import KINDS, Ledger, run_load, store_problems, verify
+from bench.server_process import ServerProcess
 from memory.config import Config
 from memory.embedding import EmbedderIdentity
 from memory.experience.dense import VectorIndex
 from memory.store import open_store
-from bench.server_process import ServerProcess
 
 MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
 

@@ -1,0 +1,66 @@
+"""A query naming a speaker favours that speaker's turns (speaker_boost), in both languages."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.config import Config
+from memory.experience import ExperienceMemory, MemoryTurn
+from memory.experience.speakers import names
+from memory.store import Store
+from memory.tokens import get_counter
+from tests.memory.experience.conftest import CountingEncoder, HandClock, assert_boosted
+
+# Two speakers saying much the same, on different days (no neighbour rings between them).
+ENGLISH_SAID = [("Anna", "We adopted a small grey cat from the animal shelter."),
+                ("Ben", "My sister adopted a grey kitten from the shelter downtown.")]
+CHINESE_SAID = [("小王", "我们从动物收容所领养了一只灰色的小猫。"),
+                ("小李", "我姐姐从市中心的收容所领养了一只灰色小猫。")]
+
+
+@pytest.mark.parametrize(
+    ("query", "speaker", "expected"),
+    [
+        ("What did Caroline's mom say?", "Caroline", True),
+        ("what did caroline say", "Caroline", True),
+        ("Where does Benjamin live?", "Ben", False),
+        ("What did the user ask about trains?", "user", True),
+        ("小王上周做了什么？", "小王", True),
+        ("小王上周做了什么？", "小李", False),
+        ("What did Anna say?", "  ", False),
+        ("", "Anna", False),
+    ],
+)
+def test_a_speaker_is_named_by_the_whole_name_in_either_language(query: str, speaker: str, expected: bool) -> None:
+    assert names(query)(speaker) is expected
+
+
+def _memory(store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, boost: float
+            ) -> ExperienceMemory:
+    settings = config.replace("retrieval", speaker_boost=boost, neighbour_weight=0.0)
+    return ExperienceMemory(store, encoder, get_counter(), settings, clock)
+
+
+@pytest.mark.parametrize(
+    ("said", "query", "plain"),
+    [
+        (ENGLISH_SAID, "Which grey cat did Ben adopt from the shelter?", "Which grey cat was adopted from the shelter?"),
+        (CHINESE_SAID, "小李领养了什么样的猫？", "谁领养了什么样的猫？"),
+    ],
+    ids=["en", "zh"],
+)
+def test_the_named_speakers_turns_score_more_and_others_stay(
+    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock,
+    said: list[tuple[str, str]], query: str, plain: str,
+) -> None:
+    _memory(store, encoder, config, clock, 0.0).add_memories("ns", [
+        MemoryTurn(text=text, speaker=speaker, timestamp=f"2026-05-0{day}T09:00:00Z")
+        for day, (speaker, text) in enumerate(said, 1)
+    ])
+    named = said[1][0]
+
+    def fused(boost: float, asked: str) -> dict[str, float]:
+        found = _memory(store, encoder, config, clock, boost).search("ns", asked, k=5)
+        return {h.text.split(":")[0]: float(h.why["fused"]) for h in found}  # a turn reads "speaker: text"
+
+    assert_boosted(fused, query, plain, named, said[0][0])  # a plain query names nobody
