@@ -30,9 +30,9 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
         stop = threading.Event()
         purger = threading.Thread(target=_purge_until, args=(opened, stop), name="task-purge", daemon=True)
         purger.start()
-        # What start-up loaded (model, tokenizer, jieba's dictionary: ~480k objects) lives as long as the process.
-        # Frozen, it is no longer walked by each full garbage collection, which otherwise stalls one request in a
-        # few hundred by ~0.15-0.3 s (measured with a 100k-chunk store open).
+        # What start-up loaded (model, tokenizer, jieba's dictionary) lives as long as the process. Frozen, it is
+        # no longer walked by each full garbage collection, which otherwise stalls the occasional request for as
+        # long as that walk takes.
         gc.freeze()
         try:
             yield

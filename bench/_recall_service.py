@@ -147,7 +147,7 @@ def running_service(url: str | None, config_toml: str = "", log: Path | None = N
 class LibraryService:
     """The same calls answered in-process by a Memory: for quick iterations on ranking (vectors from the cache).
 
-    Not the service: no HTTP, no JSON; README figures come from the real server.
+    Not the service: no HTTP, no JSON; the figures in bench/RESULTS.md come from the real server.
     """
 
     def __init__(self, memory: Any) -> None:

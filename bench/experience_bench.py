@@ -27,7 +27,7 @@ from memory.config import Config, load_config
 from memory.embedding import load_embedder
 from memory.experience.dense import VectorIndex
 from memory.experience.model import SearchFilters
-from memory.experience.search import Retrieved, Searcher
+from memory.experience.search import Retrieved, Search
 from memory.experience.store import DocumentInput, DocumentWriter
 from memory.store import Store, open_store
 from memory.tokens import get_counter
@@ -55,18 +55,18 @@ def variants(store: Store, embedder: CachedEmbedder, config: Config) -> dict[str
     """Each way to order the candidates, as chunk id lists (best first)."""
     vectors = VectorIndex(store)
 
-    def searcher(**retrieval: object) -> Searcher:
-        return Searcher(store, vectors, embedder, config.replace("retrieval", **retrieval).retrieval, utc_now)
+    def searcher(**retrieval: object) -> Search:
+        return Search(store, vectors, embedder, config.replace("retrieval", **retrieval).retrieval, utc_now)
 
     default, rrf, equal = searcher(), searcher(fusion="rrf"), searcher(fusion="weighted")
     depth = config.retrieval.dense_k + config.retrieval.lexical_k
     return {
         "dense only": lambda r: [h.chunk_id for h in r.dense],
         "BM25 only": lambda r: [h.chunk_id for h in r.lexical],
-        "RRF (reference)": lambda r: [s.id for s in rrf.rank(r, depth, reranked=False)[1]],
-        "fused, no language trust": lambda r: [s.id for s in equal.rank(r, depth, reranked=False)[1]],
-        "fused": lambda r: [s.id for s in default.rank(r, depth, reranked=False)[1]],
-        "fused + rerank": lambda r: [s.id for s in default.rank(r, depth)[1]],
+        "RRF (reference)": lambda r: [c.chunk_id for c in rrf.rank(r, depth, reranked=False).ranked],
+        "fused, no language trust": lambda r: [c.chunk_id for c in equal.rank(r, depth, reranked=False).ranked],
+        "fused": lambda r: [c.chunk_id for c in default.rank(r, depth, reranked=False).ranked],
+        "fused + rerank": lambda r: [c.chunk_id for c in default.rank(r, depth).ranked],
     }
 
 
@@ -77,14 +77,14 @@ def evaluate(corpus: Corpus, config: Config, embedder: CachedEmbedder, args: arg
         queries = random.Random(7).sample(queries, args.limit)
     store, seconds = build(corpus, config, embedder, args.chunk_tokens)
     doc_of = dict(store.db.execute("SELECT id, doc_id FROM chunks").fetchall())
-    searcher = Searcher(store, VectorIndex(store), embedder, config.retrieval, utc_now)
+    searcher = Search(store, VectorIndex(store), embedder, config.retrieval, utc_now)
     embedder.encode_queries([q.text for q in queries])
     ways = variants(store, embedder, config)
     scores: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
     latency = []
     for query in queries:
         start = time.perf_counter()
-        retrieved = searcher.retrieve(query.text, NAMESPACE, SearchFilters())
+        retrieved = searcher.retrieve(NAMESPACE, query.text, SearchFilters())
         searcher.rank(retrieved, 10)
         latency.append(time.perf_counter() - start)
         for name, way in ways.items():

@@ -8,8 +8,8 @@ the product's fusion, then one change at a time: the dense/lexical balance, the 
 ceiling), the lexical normaliser, per-query weights from each retriever's own confidence (top score over the
 mean of its top 10), giving a chunk part of its document's other chunks' scores, a bonus for query-word pairs
 found next to each other, and dense pseudo-relevance feedback (the query vector moved towards the mean of the
-first pass's best chunks, then searched again in Chroma). Differences under ~0.002 are within what two builds
-of the HNSW index differ by.
+first pass's best chunks, then searched again in Chroma). Two builds of the HNSW index do not return exactly the
+same neighbours, so the smallest differences are noise.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from memory.embedding import load_embedder
 from memory.experience.dense import VectorIndex
 from memory.experience.fuse import Weights, weighted
 from memory.experience.model import RetrieverHit, SearchFilters
-from memory.experience.search import Retrieved, Searcher
+from memory.experience.search import Retrieved, Search
 from memory.text.analyze import terms as analyse
 
 Scorer = Callable[[int, Retrieved], Mapping[str, float]]
@@ -137,10 +137,10 @@ def main() -> None:
         doc_of = {r[0]: r[1] for r in rows}
         sequences = {r[0]: analyse(r[2] + "\n" + r[3]) for r in rows}
         vectors = VectorIndex(store)
-        searcher = Searcher(store, vectors, embedder, config.retrieval, utc_now)
+        searcher = Search(store, vectors, embedder, config.retrieval, utc_now)
         texts = [q.text for q in queries]
         query_vectors = np.asarray(embedder.encode_queries(texts))
-        retrieved = [searcher.retrieve(t, NAMESPACE, SearchFilters()) for t in texts]
+        retrieved = [searcher.retrieve(NAMESPACE, t, SearchFilters()) for t in texts]
         product = fused(config)
         variants: dict[str, Scorer] = {"product fusion (0.5 / 0.5, floor 0.1, ceiling 0.8)": product}
         for share in (0.4, 0.45, 0.55, 0.6):

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory.config import load_config
-from memory.embedding import EmbedderIdentity
+from memory.embedding import MINILM
 from memory.store import open_store
 from memory.task import TaskMemory
 from memory.tokens import get_counter
 
 T = TypeVar("T")
-MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
 KINDS = ("tool_result", "note", "observation", "plan", "todo", "result")
 ENGLISH = "Ran the loader on batch {i}: 1,204 rows read, 3 rows skipped because the date column was empty. "
 CHINESE = "第{i}批数据：读取了一千二百零四行，其中三行因日期列为空而被跳过。"

@@ -146,7 +146,7 @@ def _upsert(collection: Any, ids: Sequence[str], vectors: np.ndarray) -> None:
 
 
 def _replace(collection: Any, ids: Sequence[str], vectors: np.ndarray) -> None:
-    """Other vectors for existing ids: delete + add (an upsert of an existing id costs 4-8 times as much)."""
+    """Other vectors for existing ids: delete + add (an upsert of an existing id costs several times as much)."""
     for start in range(0, len(ids), _CHROMA_BATCH):
         collection.delete(ids=list(ids[start:start + _CHROMA_BATCH]))
     _upsert(collection, ids, vectors)

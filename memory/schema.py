@@ -13,9 +13,9 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "count_terms"]
 def count_terms(db: sqlite_utils.Database, texts: Iterable[str], sign: int) -> None:
     """Add (sign +1) or take away (-1) these index rows' terms in `lexical_terms`, the rows per term.
 
-    FTS5 can say how many rows hold a term only by walking the term's postings (fts5vocab: ~1 ms for a short
-    query at 100k chunks, ~2.5 ms beside a running query embedding); search needs the counts on every call, so
-    the index keeps them. A term whose count reaches 0 is deleted: no term of deleted text stays behind.
+    FTS5 can say how many rows hold a term only by walking the term's postings (fts5vocab, a cost that grows with
+    the store); search needs the counts on every call, so the index keeps them. A term whose count reaches 0 is
+    deleted: no term of deleted text stays behind.
     """
     counts = Counter(term for text in texts for term in set(text.split()))
     if not counts:

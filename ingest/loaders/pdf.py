@@ -14,9 +14,10 @@ from memory.errors import TooLargeError, ValidationError
 __all__ = ["load_pdf"]
 
 
-# Text extraction costs seconds per MB of page content, and content compresses up to ~1000:1, so a 20 KB file
-# can inflate into minutes of work. Content beyond MAX_INFLATION times the file's size (a compression
-# bomb), or beyond CONTENT_BYTES_PER_CHAR times max_chars (operators beside the text), is refused unread.
+# Text extraction takes time in proportion to the page content, and content compresses up to ~1000:1 (deflate's
+# limit), so a small file can inflate into a very long extraction. Content beyond MAX_INFLATION times the file's
+# size (a compression bomb), or beyond CONTENT_BYTES_PER_CHAR times max_chars (operators beside the text), is
+# refused unread.
 MAX_INFLATION = 100
 CONTENT_BYTES_PER_CHAR = 16
 _CONTENT_FLOOR = 1_000_000

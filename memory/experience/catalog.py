@@ -27,8 +27,8 @@ _DOC_COLUMNS = (
 class ChunkRow(NamedTuple):
     """A chunk joined with what search results need from its document.
 
-    A NamedTuple rather than a frozen dataclass: a search builds one per candidate (about 200) and a frozen
-    dataclass of 15 fields costs ~4 µs to build against ~0.5 µs, about 0.5 ms of every recall at 100k chunks.
+    A NamedTuple rather than a frozen dataclass: a search builds one per candidate, and a frozen dataclass of
+    this many fields costs several times as much to build, on every recall (bench/recall_speed.py).
     """
 
     rowid: int

@@ -34,7 +34,8 @@ class VectorIndex:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        # Looking a collection up costs ~6 ms in Chroma; handles are kept until the namespace is dropped.
+        # Looking a collection up is slow in Chroma and every search would pay it: handles are kept until the
+        # namespace is dropped.
         self._handles: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -68,7 +69,7 @@ class VectorIndex:
 
     def replace(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
         """Give existing ids other vectors: delete, then add (Chroma's upsert of an existing id re-links it in
-        the HNSW graph at 10-20 ms a vector; delete + add costs what an add does, ~2.5 ms). A kill in between
+        the HNSW graph, several times slower; delete + add costs what an add does). A kill in between
         leaves the ids without vectors, which repair gives back."""
         self.delete(namespace, ids)
         self.add(namespace, ids, vectors)

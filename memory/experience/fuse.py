@@ -7,13 +7,13 @@ Each side is put on an absolute scale before they are mixed, so a fused score me
     lexical  BM25 divided by the sum of the query terms' IDF: 1.0 for a chunk of average length holding every
              query term once (FTS5's bm25 is length-normalised and saturating, so this is an IDF-weighted share
              of the query found in the chunk).
-Neither side is capped at 1: capping ties the strongest matches and measurably hurt (CMRC hit@1 0.974 -> 0.962);
-search squashes the final score into 0..1 instead. On SciFact this beats RRF (0.718 nDCG@10) and per-query
-min-max scaling (0.728) at 0.741; see bench/experience_bench.py.
+Neither side is capped at 1: capping ties the strongest matches and measurably hurt on CMRC; search squashes the
+final score into 0..1 instead. This beats RRF and per-query min-max scaling on SciFact (bench/experience_bench.py
+prints RRF beside it; bench/fusion_ablation.py the other variants).
 
 Trust: the dense weight shrinks with the query's share of CJK characters (all-MiniLM-L6-v2 is an English model
-and nearly blind on Chinese: CMRC hit@5 0.38 against BM25's 0.99), down to dense_cjk_trust of itself for an
-all-Chinese query; a multilingual embedder would set dense_cjk_trust = 1.
+and nearly blind on Chinese, where BM25 over jieba terms finds the answer: bench/encoder_bench.py), down to
+dense_cjk_trust of itself for an all-Chinese query; a multilingual embedder sets dense_cjk_trust = 1.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import NamedTuple
 from memory.config import RetrievalConfig
 from memory.experience.model import RetrieverHit
 
-__all__ = ["Fused", "Weights", "boosted", "fuse", "idf", "rrf", "weighted", "weights_for"]
+__all__ = ["Fused", "Weights", "fuse", "idf", "rrf", "weighted", "weights_for"]
 
 
 @dataclass(frozen=True)
@@ -125,11 +125,3 @@ def fuse(
         return weights, rrf(dense, lexical, weights, config.rrf_k)
     weights = weights_for(config, cjk_share) if config.fusion == "adaptive" else weights_for(config, 0.0)
     return weights, weighted(dense, lexical, weights, idf_sum, config)
-
-
-def boosted(fused: list[Fused], favoured: set[str], boost: float) -> list[Fused]:
-    """`fused` with the `favoured` chunks' scores scaled by 1 + boost, best first (the same list when none is)."""
-    if not favoured:
-        return fused
-    out = [f._replace(score=f.score * (1.0 + boost)) if f.chunk_id in favoured else f for f in fused]
-    return sorted(out, key=lambda f: (-f.score, f.chunk_id))

@@ -20,8 +20,9 @@ __all__ = [
 
 # A 20 000-character query would otherwise become a MATCH of thousands of terms; the first ones are kept.
 MAX_QUERY_TERMS = 64
-# A namespace holding at least this share of the index's rows ranks without its namespace clause (measured at
-# 100k chunks in one namespace: the clause doubles the MATCH's cost).
+# A namespace holding at least this share of the index's rows ranks without its namespace clause: in a store
+# that is mostly one namespace the clause adds much to the MATCH's cost and filters out little
+# (bench/experience_scale.py and bench/recall_speed.py time search at 100k chunks).
 OWN_INDEX_SHARE = 0.5
 
 
@@ -67,7 +68,7 @@ def forget(db: sqlite_utils.Database) -> None:
 
     FTS5 deletes by writing delete markers: the terms of a deleted chunk stay in the chunks_fts_data segments
     until a merge happens to reach them. 'optimize' merges every segment, at a cost that grows with the index
-    (~0.3 s at 20k chunks, ~1.4 s at 100k); SQLite 3.44's 'secure-delete' option would make it unnecessary.
+    (bench/experience_scale.py times a delete); SQLite 3.44's 'secure-delete' option would make it unnecessary.
     """
     db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
 
@@ -83,9 +84,10 @@ def _match(namespace: str | None, query_terms: Sequence[str]) -> str:
 def affordable(terms: Sequence[str], frequencies: dict[str, int], max_postings: int) -> tuple[str, ...]:
     """The query terms worth matching: rarest first while their rows sum to at most `max_postings`.
 
-    FTS5 scores every row that holds any matched term, so a term found in a tenth of a 100k-chunk store costs
-    tens of milliseconds while adding little to BM25 (its IDF is low). The rarest term is always kept; terms the
-    index does not hold cost nothing and are kept too. Order is the query's own.
+    FTS5 scores every row that holds any matched term, so a term found in a large share of a big store costs
+    time in proportion to its rows while adding little to BM25 (its IDF is low; bench/recall_speed.py). The
+    rarest term is always kept; terms the index does not hold cost nothing and are kept too. Order is the
+    query's own.
     """
     if max_postings <= 0:
         return tuple(terms)
@@ -120,7 +122,7 @@ def search(
             found = _search_own_index(db, namespace, query_terms, k, share)
             if found is not None:
                 return found
-        # Rank inside FTS5 first and join only the k winners (joining every match first costs 2x at 100k).
+        # Rank inside FTS5 first and join only the k winners (joining every match first joins rows never returned).
         sql = (
             "SELECT c.id, f.score FROM (SELECT rowid, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts "
             "WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?) f "

@@ -29,7 +29,7 @@ from memory.experience.model import (
     content_hash,
 )
 from memory.experience.repair import RepairReport, repair
-from memory.experience.search import Searcher
+from memory.experience.search import Search
 from memory.experience.store import DocumentInput, DocumentWriter, Encoder
 from memory.limits import check_count, check_length
 from memory.namespaces import check_namespace
@@ -78,7 +78,7 @@ class ExperienceMemory:
         self._vectors = VectorIndex(store)  # one handle cache shared by writes and searches
         self._context = TurnContext.of(config.retrieval)
         self._writer = DocumentWriter(store, self._vectors, embedder, counter, clock, self._context)
-        self._searcher = Searcher(store, self._vectors, embedder, config.retrieval, clock)
+        self._search = Search(store, self._vectors, embedder, config.retrieval, clock)
         self._stop_remix = threading.Event()
         self._remixer: threading.Thread | None = None
 
@@ -213,7 +213,7 @@ class ExperienceMemory:
         self._stop_remix.set()
         if self._remixer is not None:
             self._remixer.join()
-        self._searcher.close()
+        self._search.close()
 
     def repair(self, namespace: str | None = None, *, remix: bool = True) -> RepairReport:
         """Reconcile Chroma with SQLite after a crash: drop stray vectors, re-embed chunks that lack one, keep the
@@ -225,8 +225,8 @@ class ExperienceMemory:
     def remix_in_background(self) -> threading.Thread:
         """Start re-mixing, on a thread, every turn vector that does not carry its current neighbours.
 
-        After an upgrade to schema 4 or a changed turn_context that is every turn (Chroma rewrites ~120-400
-        vectors a second here), so Memory does it after opening while searches and writes go on: a turn not
+        After an upgrade to schema 4 or a changed turn_context that is every turn (bench/turn_context_cost.py
+        times it), so Memory does it after opening while searches and writes go on: a turn not
         yet re-mixed is found by its own embedding meanwhile. close() stops it; the rest is done at the next open.
         One runs at a time: while it runs, this returns it.
         """
@@ -265,14 +265,14 @@ class ExperienceMemory:
     ) -> SearchExplanation:
         """A search with each retriever's own ranks and scores laid open (for `memory search --explain`)."""
         self._check_search(query, k, reach_tokens)
-        return self._searcher.explain(query, namespace, k, filters or SearchFilters(), reach_tokens)
+        return self._search.explain(namespace, query, k, filters or SearchFilters(), reach_tokens=reach_tokens)
 
     def shortlist(
         self, namespace: str, query: str, k: int, *, reach_tokens: int, filters: SearchFilters | None = None
     ) -> Shortlist:
         """search's results cut where their tokens reach `reach_tokens`: snippets within it, scores beyond."""
         self._check_search(query, k, reach_tokens)
-        return self._searcher.shortlist(query, namespace, k, filters or SearchFilters(), reach_tokens)
+        return self._search.shortlist(namespace, query, k, filters or SearchFilters(), reach_tokens=reach_tokens)
 
     def _check_search(self, query: str, k: int, reach_tokens: int | None) -> None:
         if not isinstance(query, str):

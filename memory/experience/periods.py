@@ -1,9 +1,9 @@
 """Dates a query names ("on 8 May 2023", "in July 2023", "2023-05-08", "2023年5月8日"), as the periods it asks about.
 
 A question that names a day, a month or a year asks about what was said then, yet neither retriever reads the
-time of a memory. In LoCoMo, 89% of the evidence turns of the questions naming a month and year were said in that
-month, which holds about 14% of a conversation's turns. `date_boost` scales the fused score of the memories
-updated within a named period (see README, "Recall"). Only whole dates with a year count: "May" alone or
+time of a memory; in conversations most of the evidence of such a question was said in the period it names
+(bench/recall_quality.py measures it on LoCoMo). `date_boost` scales the fused score of the memories updated
+within a named period (see memory.experience.boosts). Only whole dates with a year count: "May" alone or
 "the 8th" would have to guess the year.
 """
 
@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from datetime import date
 
 from memory.experience.catalog import ChunkRow
-from memory.experience.fuse import Fused, boosted
+from memory.experience.boosts import boosted
+from memory.experience.fuse import Fused
 
-__all__ = ["favour_dated", "periods"]
+__all__ = ["DateBoost", "periods"]
 
 _MONTHS = {
     name: number
@@ -70,20 +71,23 @@ def periods(query: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def favour_dated(
-    fused: list[Fused], rows: Mapping[str, ChunkRow], named: frozenset[str], boost: float
-) -> list[Fused]:
-    """`fused` with the chunks updated within the `named` periods (a query's, see periods) scaled by 1 + boost,
-    best first.
+class DateBoost:
+    """The memories updated within the periods a query names (see periods) scaled by 1 + `weight`
+    (`[retrieval] date_boost`)."""
 
-    Only candidates whose row is in `rows` are looked at. Unchanged (the same list) when the boost is 0, no
-    period is named, or no candidate is from then.
-    """
-    if boost <= 0 or not fused or not named:
-        return fused
-    favoured = set()
-    for f in fused:
-        row = rows.get(f.chunk_id)
-        if row is not None and any(row.updated_at.startswith(p) for p in named):
-            favoured.add(f.chunk_id)
-    return boosted(fused, favoured, boost)
+    def __init__(self, query: str, weight: float) -> None:
+        self._periods = periods(query)
+        self._factor = 1.0 + weight
+        self.span = (1.0, self._factor) if weight > 0 and self._periods else (1.0, 1.0)
+
+    def favour(self, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
+        """`fused` with the memories from the named periods raised, best first; only candidates with a row in `rows`
+        are looked at, and the same list comes back when the weight is 0, no period is named or none is from then."""
+        if self.span[1] == 1.0 or not fused:
+            return fused
+        favoured = set()
+        for f in fused:
+            row = rows.get(f.chunk_id)
+            if row is not None and any(row.updated_at.startswith(p) for p in self._periods):
+                favoured.add(f.chunk_id)
+        return boosted(fused, favoured, self._factor)

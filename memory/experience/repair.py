@@ -93,7 +93,7 @@ def _keep_own(store: Store, vectors: VectorIndex, namespace: str) -> int:
 def _count_lines(store: Store, counter: TokenCounter, namespace: str | None) -> int:
     """Fill line_tokens where it is NULL (chunks written before schema 2), a batch per write lock.
 
-    Recall counts such chunks itself, so this only moves a one-off cost (about 0.1 ms a chunk) off its path.
+    Recall counts such chunks itself, so this only moves a one-off cost (encoding each chunk once) off its path.
     """
     db = store.db
     where = "c.line_tokens IS NULL" + (" AND c.namespace = ?" if namespace is not None else "")

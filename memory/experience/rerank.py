@@ -1,9 +1,12 @@
 """Model-free reranking of fused candidates: query-term coverage, recency, newer-first, near-duplicate suppression.
 
-Measured: blending in query-IDF coverage (coverage_weight) did not help SciFact (0.1: +0.000, 0.3: -0.005
-nDCG@10), nor did term-bigram proximity or pseudo-relevance feedback, so coverage is off by default and the
-others were not kept. Recency, newer-first and duplicates leave both benchmarks unchanged (one timestamp, no
-copies there); they exist for conversation memories and re-ingested documents, and tests pin them down.
+Coverage (coverage_weight) is off by default: blending it in did not help on bench/experience_bench.py and
+bench/fusion_ablation.py. Recency, newer-first and duplicates exist for conversation memories and re-ingested
+documents (the retrieval benchmarks have one timestamp and no copies); tests pin them down.
+
+A candidate's score before the pairwise steps is `((1 - coverage_weight) * fused + coverage_weight * coverage) *
+recency`; `span` says how far that can move a fused score, which is what lets ranking leave unread the candidates
+that cannot reach the result (memory.experience.rank). A new scoring factor extends `span`.
 """
 
 from __future__ import annotations
@@ -18,14 +21,14 @@ from memory.experience.freshness import decay
 from memory.experience.fuse import Fused
 from memory.experience.similarity import similar_pairs
 
-__all__ = ["Candidate", "Ranked", "coverage", "reachable", "rerank", "window"]
+__all__ = ["Candidate", "Ranked", "Span", "coverage", "most_window", "rerank", "span", "window"]
 
 
 class Candidate:
     """A fused chunk with what reranking looks at: analysed terms, time, and the group it may disagree within.
 
     A plain slotted class (read-only by convention) rather than a frozen dataclass: a search builds one per
-    candidate (~160 at 100k chunks), and the term set is built only for those that need it, once.
+    candidate (see bench/recall_speed.py), and the term set is built only for those that need it, once.
     """
 
     __slots__ = ("_terms", "fused", "group", "indexed_terms", "tokens", "updated_at")
@@ -59,6 +62,26 @@ class Ranked(NamedTuple):
     duplicate_of: str | None = None
     superseded_by: str | None = None
 
+    @property
+    def chunk_id(self) -> str:
+        """The ranked chunk's id."""
+        return self.candidate.fused.chunk_id
+
+
+class Span(NamedTuple):
+    """How rerank's scoring moves a (boosted) fused score x before the pairwise steps: to
+    `((1 - blend) * x + blend * c) * r` with a coverage c in 0..1 and a recency r in least..most."""
+
+    blend: float
+    least: float
+    most: float
+
+
+def span(config: RetrievalConfig, temporal: bool) -> Span:
+    """The Span of rerank's scoring under `config`, for a query that asks about a time (`temporal`) or not."""
+    least = 1.0 if temporal else 1.0 - config.recency_weight  # a freshness decay is in 0..1
+    return Span(config.coverage_weight, least, 1.0)
+
 
 def coverage(terms: frozenset[str], idf: Mapping[str, float]) -> float:
     """Share of the query's IDF mass whose terms the chunk holds (0..1)."""
@@ -85,8 +108,7 @@ def rerank(
 
     With `reach_tokens` (the caller will use at most that many tokens of the result) the window is also at most
     twice the best candidates whose tokens add up to it, plus 10: comparing candidates the caller never uses
-    costs every call (about half the rerank at 100 candidates), and a near-duplicate ranked further down than
-    that is left where it is. Coverage is computed here only when it weighs in the score; term sets are built
+    costs every call, and a near-duplicate ranked further down than that is left where it is. Coverage is computed here only when it weighs in the score; term sets are built
     only for the window.
     """
     ranked = _scored(candidates, idf, now, temporal, config)
@@ -109,7 +131,7 @@ def window(
     """How many of the best candidates rerank compares pairwise (its window), from candidates that hold its k best.
 
     The window depends only on the k best before any pairwise change, so candidates that hold those (see
-    `reachable` with window 0) give the window of the whole list.
+    memory.experience.rank) give the window of the whole list.
     """
     return _window(_scored(candidates, idf, now, temporal, config), k, reach_tokens)
 
@@ -135,32 +157,8 @@ def _scored(
     return _order(scored)
 
 
-def reachable(
-    fused: Sequence[Fused], k: int, temporal: bool, config: RetrievalConfig, window: int | None = None,
-    ceiling: float = 1.0,
-) -> int:
-    """How many of the fused candidates (best first) can still be among rerank's k best: the rest need no rerank.
-
-    Only the window and the k ranked after it can make the k best: `window` places (by default the most it can
-    be, min(2k + 10, 100)) + k. With coverage out of the score, recency only scales a fused score by
-    1 - recency_weight to 1, so a candidate is beyond reach once that many others score more than it even at
-    their most decayed. A hair of slack keeps float rounding of the recency factor on the safe side.
-
-    `ceiling`: the most a boost applied after this (see Searcher._ranked) can scale a fused score by; a candidate
-    is then beyond reach only when even that many times its score stays under the bound.
-    """
-    places = (_most_window(k) if window is None else window) + k
-    if config.coverage_weight or len(fused) <= places:
-        return len(fused)
-    least = 1.0 if temporal else 1.0 - config.recency_weight
-    bound = fused[places - 1].score * least / ceiling * (1.0 - 1e-9)
-    kept = places
-    while kept < len(fused) and fused[kept].score >= bound:
-        kept += 1
-    return kept
-
-
-def _most_window(k: int) -> int:
+def most_window(k: int) -> int:
+    """The largest window rerank compares pairwise for k results (what it is without a token reach)."""
     return min(2 * k + 10, 100)
 
 
@@ -173,7 +171,7 @@ def _window(ranked: Sequence[Ranked], k: int, reach_tokens: int | None) -> int:
             if spent >= reach_tokens:
                 reach = index + 1
                 break
-    return _most_window(reach)
+    return most_window(reach)
 
 
 def _clusters(sets: Sequence[frozenset[str]], threshold: float) -> list[list[int]]:

@@ -45,7 +45,7 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> list[tupl
         if size <= 0:
             continue
         # Rarest first, ties by the term: a stable sort by frequency of the alphabetically sorted terms
-        # (twice as fast as a heap with a Python key function).
+        # (faster than a heap with a Python key function).
         for term in sorted(sorted(common), key=frequency.__getitem__)[:size]:
             for i in postings[term]:
                 # Jaccard >= t also needs the smaller set to hold at least t of the larger one's terms.

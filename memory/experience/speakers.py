@@ -2,9 +2,8 @@
 
 The speaker's name is in every turn they said ("Caroline: ..."), so to BM25 it is a term of half a two-person
 conversation, worth nothing (IDF clamped near 0), and to the dense side it is a shared prefix. Yet a question
-naming a person is mostly answered by that person's own turns: in LoCoMo, of the evidence turns of questions
-naming one speaker, 96.5% were said by that speaker, against about half of all turns. `speaker_boost` scales the
-fused score of those turns before reranking (see README, "Recall").
+naming a person is mostly answered by that person's own turns (bench/recall_quality.py measures it on LoCoMo).
+`speaker_boost` scales the fused score of those turns before reranking (see memory.experience.boosts).
 """
 
 from __future__ import annotations
@@ -13,10 +12,11 @@ import re
 from collections.abc import Callable, Mapping
 
 from memory.experience.catalog import ChunkRow
-from memory.experience.fuse import Fused, boosted
+from memory.experience.boosts import boosted
+from memory.experience.fuse import Fused
 from memory.text.analyze import has_cjk
 
-__all__ = ["favour_named", "names"]
+__all__ = ["SpeakerBoost", "names"]
 
 
 def names(query: str) -> Callable[[str], bool]:
@@ -43,20 +43,23 @@ def names(query: str) -> Callable[[str], bool]:
     return named
 
 
-def favour_named(
-    fused: list[Fused], rows: Mapping[str, ChunkRow], named: Callable[[str], bool], boost: float
-) -> list[Fused]:
-    """`fused` with the conversation turns of the speakers a query names (`named`, see names) scaled by 1 + boost,
-    best first.
+class SpeakerBoost:
+    """The turns of the speakers a query names (see names) scaled by 1 + `weight` (`[retrieval] speaker_boost`)."""
 
-    Only candidates whose row is in `rows` are looked at. Unchanged (the same list) when the boost is 0 or the
-    query names none of the candidates' speakers.
-    """
-    if boost <= 0 or not fused:
-        return fused
-    favoured = set()
-    for f in fused:
-        row = rows.get(f.chunk_id)
-        if row is not None and row.kind == "memory" and row.speaker and named(row.speaker):
-            favoured.add(f.chunk_id)
-    return boosted(fused, favoured, boost)
+    def __init__(self, query: str, weight: float) -> None:
+        self._named = names(query)
+        self._factor = 1.0 + weight
+        # Whose turns a candidate holds is known only from its row: any candidate may be raised.
+        self.span = (1.0, self._factor) if weight > 0 else (1.0, 1.0)
+
+    def favour(self, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
+        """`fused` with the named speakers' turns raised, best first; only candidates with a row in `rows` are
+        looked at, and the same list comes back when the weight is 0 or no candidate's speaker is named."""
+        if self.span[1] == 1.0 or not fused:
+            return fused
+        favoured = set()
+        for f in fused:
+            row = rows.get(f.chunk_id)
+            if row is not None and row.kind == "memory" and row.speaker and self._named(row.speaker):
+                favoured.add(f.chunk_id)
+        return boosted(fused, favoured, self._factor)

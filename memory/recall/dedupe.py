@@ -18,7 +18,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _PIECES = re.compile(f"[{_CJK}]+|[^\\s{_CJK}]+")
 _IS_CJK = re.compile(f"[{_CJK}]")
 # Pure ASCII text needs no regex: its word characters are [A-Za-z0-9_] (all \w matches there), so lower-casing
-# them and turning every other character into a space gives the same words (18 -> 8 µs a 600-character snippet).
+# them and turning every other character into a space gives the same words, faster than the regex.
 _ASCII_WORDS = str.maketrans({i: chr(i).lower() if chr(i).isalnum() or chr(i) == "_" else " " for i in range(128)})
 
 

@@ -1,4 +1,4 @@
-"""recall(query, budget): gather candidates from the three tiers, then pack them into the budget."""
+"""recall(namespace, query, budget): gather candidates from the three tiers, then pack them into the budget."""
 
 from __future__ import annotations
 

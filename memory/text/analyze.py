@@ -33,7 +33,7 @@ _jieba_ready = False
 
 
 def _jieba() -> Any:
-    """jieba, initialised once (loading its dictionary takes about a second)."""
+    """jieba, initialised once (loading its dictionary is slow)."""
     global _jieba_ready
     import jieba  # type: ignore[import-untyped]
 
@@ -47,7 +47,7 @@ def _jieba() -> Any:
 
 
 def prepare() -> None:
-    """Load jieba's dictionary now (about a second), so that the first Chinese text does not wait for it."""
+    """Load jieba's dictionary now (it is slow to load), so that the first Chinese text does not wait for it."""
     _jieba()
 
 
