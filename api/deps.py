@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, cast
 
 from fastapi import Depends, Header, Request
 
@@ -11,7 +11,7 @@ from api.metrics import Metrics
 from memory.namespaces import check_namespace
 from memory.service import Memory
 
-__all__ = ["MemoryDep", "Access", "AccessDep", "MetricsDep"]
+__all__ = ["Access", "AccessDep", "MemoryDep", "MetricsDep"]
 
 
 # The dependencies are `async def` although nothing in them waits: FastAPI runs a plain `def` dependency in its
@@ -19,11 +19,11 @@ __all__ = ["MemoryDep", "Access", "AccessDep", "MetricsDep"]
 
 
 async def _memory(request: Request) -> Memory:
-    return request.app.state.memory
+    return cast(Memory, request.app.state.memory)
 
 
 async def _metrics(request: Request) -> Metrics:
-    return request.app.state.metrics
+    return cast(Metrics, request.app.state.metrics)
 
 
 class Access:

@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memory import errors
 
-__all__ = ["ERROR_RESPONSES", "ErrorPublic", "install_error_handlers", "error_response"]
+__all__ = ["ERROR_RESPONSES", "ErrorPublic", "error_response", "install_error_handlers"]
 
 
 class ErrorPublic(BaseModel):

@@ -1,4 +1,4 @@
-"""Recall baselines over one conversation's turns: recency, BM25 only, dense only; each packs a token budget greedily."""
+"""Recall baselines over one conversation's turns: recency, BM25 only, dense only; each packs a budget greedily."""
 
 from __future__ import annotations
 

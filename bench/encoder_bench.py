@@ -202,7 +202,9 @@ def parse_calibration(text: str) -> Calibration:
     try:
         floor, ceiling, trust = (float(part) for part in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected FLOOR,CEILING,CJK_TRUST such as 0.8,0.95,1.0, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected FLOOR,CEILING,CJK_TRUST such as 0.8,0.95,1.0, got {text!r}"
+        ) from None
     return Calibration(dense_floor=floor, dense_ceiling=ceiling, dense_cjk_trust=trust)
 
 

@@ -109,7 +109,7 @@ def measure(sizes: Sequence[int], embedder: CachedEmbedder) -> None:
                 t0 = time.perf_counter()
                 memory.add_document("scale", f"new{n}", chunks, content_hash=f"n{n}")
                 t1 = time.perf_counter()
-                memory.add_document("scale", f"new{n}", chunks[:2] + [ChunkInput(random_chunk(rng, pool), ordinal=2)],
+                memory.add_document("scale", f"new{n}", [*chunks[:2], ChunkInput(random_chunk(rng, pool), ordinal=2)],
                                     content_hash=f"m{n}")
                 t2 = time.perf_counter()
                 memory.delete_document("scale", f"new{n}")

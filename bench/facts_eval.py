@@ -230,7 +230,9 @@ def _rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValidationError(f"{path}:{number}: not valid JSON ({exc.msg}); expected one object per line.") from None
+            raise ValidationError(
+                f"{path}:{number}: not valid JSON ({exc.msg}); expected one object per line."
+            ) from None
         if not isinstance(row, dict):
             raise ValidationError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}.")
         yield number, cast(dict[str, Any], row)

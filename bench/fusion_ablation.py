@@ -88,7 +88,7 @@ def with_document(base: Scorer, doc_of: Mapping[str, str], beta: float) -> Score
 
 def with_pairs(base: Scorer, queries: Sequence[str], sequences: Mapping[str, list[str]], bonus: float) -> Scorer:
     """Among the 100 best, +bonus × the IDF share of query-word pairs found within two words of each other."""
-    pair_sets = {c: set(itertools.pairwise(s)) | set(zip(s, s[2:])) for c, s in sequences.items()}
+    pair_sets = {c: set(itertools.pairwise(s)) | set(zip(s, s[2:], strict=False)) for c, s in sequences.items()}
 
     def score(i: int, r: Retrieved) -> Mapping[str, float]:
         own = dict(base(i, r))

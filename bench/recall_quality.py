@@ -218,7 +218,8 @@ def print_table(title: str, rows: Sequence[str], columns: Sequence[Any], value: 
     print(" " * width + "".join(f"{c!s:>10}" for c in columns))
     for row in rows:
         cells = [value(row, c) for c in columns]
-        print(f"{row:<{width}}" + "".join("         -" if v is None else f"{v:>10.{3 if v < 10 else 0}f}" for v in cells))
+        shown = ("         -" if v is None else f"{v:>10.{3 if v < 10 else 0}f}" for v in cells)
+        print(f"{row:<{width}}" + "".join(shown))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -321,7 +321,8 @@ def run_trials(trials: int, root: Path, embedder: Embedder, *, seed: int = 0, ma
     finally:
         server.stop()
     problems += [f"server log: {line}" for line in logged_errors(server.log_text())]
-    return CrashReport(trials, replacing, torn, len(ledger.doc_ms) - POOL, len(ledger.facts), len(ledger.items), tuple(problems))
+    return CrashReport(trials, replacing, torn, len(ledger.doc_ms) - POOL, len(ledger.facts), len(ledger.items),
+                       tuple(problems))
 
 
 def main() -> None:

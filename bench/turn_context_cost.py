@@ -80,7 +80,8 @@ def measure(size: int, pool: list[str], repeats: int) -> None:
     print("| write (median ms) | turn_context 0.25 | turn_context 0 |")
     print("|---|---|---|")
     for name, samples in (("1 turn", single), ("20 turns", batch)):
-        print(f"| {name} | {statistics.median(samples[0.25]) * 1000:.1f} | {statistics.median(samples[0.0]) * 1000:.1f} |")
+        mixed, own = (statistics.median(samples[w]) * 1000 for w in (0.25, 0.0))
+        print(f"| {name} | {mixed:.1f} | {own:.1f} |")
     print(f"re-mix of every turn after a turn_context change (Memory runs it in the background after opening): "
           f"{remix:.1f} s ({report.mixed_turns:,} turns), and back: {started2 - started:.1f} s "
           f"({again.mixed_turns:,}); repair with nothing to do: {done - started2:.1f} s ({idle.mixed_turns} re-mixed)")

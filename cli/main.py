@@ -12,7 +12,7 @@ from dataclasses import asdict
 from memory.config import Config, load_config
 from memory.errors import MemoryError_
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 
 def _config(args: argparse.Namespace) -> Config:

@@ -16,14 +16,14 @@ the API maps these types to status codes in one table.
 from __future__ import annotations
 
 __all__ = [
-    "MemoryError_",
-    "ConfigError",
-    "StoreMismatchError",
-    "StoreError",
-    "ValidationError",
-    "NotFoundError",
-    "TooLargeError",
     "AuthError",
+    "ConfigError",
+    "MemoryError_",
+    "NotFoundError",
+    "StoreError",
+    "StoreMismatchError",
+    "TooLargeError",
+    "ValidationError",
 ]
 
 

@@ -15,7 +15,8 @@ def check_length(text: object, limit: int, field: str, setting: str) -> None:
     """TooLargeError when `text` is a string of more than `limit` characters (other types are checked elsewhere)."""
     if isinstance(text, str) and len(text) > limit:
         raise TooLargeError(
-            f"{field} has {len(text):,} characters, over the limit of {limit:,} ({setting}); split it or raise the limit"
+            f"{field} has {len(text):,} characters, over the limit of {limit:,} ({setting}); "
+            "split it or raise the limit"
         )
 
 

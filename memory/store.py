@@ -17,7 +17,7 @@ from memory.errors import StoreError, StoreMismatchError
 from memory.live_collection import LiveCollection, LiveCollections
 from memory.schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["LiveCollection", "Store", "StoreIdentity", "open_store", "collection_name", "stored_identity"]
+__all__ = ["LiveCollection", "Store", "StoreIdentity", "collection_name", "open_store", "stored_identity"]
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ class Store:
             )
 
     def _check_bullet_format(self, db: sqlite_utils.Database) -> None:
-        """Stored bullet costs follow memory.bullet: under another BULLET_FORMAT they are cleared for repair to recount."""
+        """Stored bullet costs follow memory.bullet; under another BULLET_FORMAT they are cleared for repair."""
         with self.write_lock:
             row = db.execute("SELECT value FROM meta WHERE key = 'bullet_format'").fetchone()
             if row is not None and row[0] == str(BULLET_FORMAT):

@@ -51,13 +51,13 @@ def history(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: Names
 @router.post("/{fact_id}/unpin", response_model=FactPublic)
 def unpin(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> FactPublic:
     """Unpin the fact (a new version); it is then recalled only when relevant."""
-    return FactPublic.of(memory.facts.set_pinned(access.namespace(namespace), fact_id, False))
+    return FactPublic.of(memory.facts.set_pinned(access.namespace(namespace), fact_id, pinned=False))
 
 
 @router.post("/{fact_id}/pin", response_model=FactPublic)
 def pin_existing(fact_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> FactPublic:
     """Pin an existing fact (a new version)."""
-    return FactPublic.of(memory.facts.set_pinned(access.namespace(namespace), fact_id, True))
+    return FactPublic.of(memory.facts.set_pinned(access.namespace(namespace), fact_id, pinned=True))
 
 
 @router.delete("/{fact_id}")

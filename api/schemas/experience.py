@@ -9,8 +9,15 @@ from pydantic import BaseModel, Field, field_validator
 from api.schemas.base import Namespace, RequestModel
 from memory.experience import DocumentInfo
 
-__all__ = ["MessageIn", "MemoriesCreate", "MemoriesPublic", "DocumentCreate", "DocumentResultPublic",
-           "DocumentPublic", "DocumentListPublic"]
+__all__ = [
+    "DocumentCreate",
+    "DocumentListPublic",
+    "DocumentPublic",
+    "DocumentResultPublic",
+    "MemoriesCreate",
+    "MemoriesPublic",
+    "MessageIn",
+]
 
 
 class MessageIn(RequestModel):

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 from api.schemas.base import Namespace, RequestModel, Scope
 from memory.facts.records import FactChange, FactRecord
 
-__all__ = ["FactObserve", "FactPin", "FactPublic", "IgnoredPublic", "FactChangePublic", "FactListPublic"]
+__all__ = ["FactChangePublic", "FactListPublic", "FactObserve", "FactPin", "FactPublic", "IgnoredPublic"]
 
 
 class FactObserve(RequestModel):

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from api.schemas.base import Namespace, RequestModel, TaskId
 from memory.recall.model import RecallResult
 
-__all__ = ["RecallFilters", "RecallRequest", "RecallItemPublic", "RecallPublic"]
+__all__ = ["RecallFilters", "RecallItemPublic", "RecallPublic", "RecallRequest"]
 
 
 class RecallFilters(RequestModel):

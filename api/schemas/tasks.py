@@ -10,7 +10,7 @@ from api.schemas.base import Kind, Namespace, RequestModel, TaskId
 from memory.task import AddedItem, Page, TaskItem
 from memory.task.policy import MAX_TTL_S
 
-__all__ = ["TaskItemCreate", "TaskItemAdded", "TaskItemPublic", "TaskItemList", "TaskPage", "PromoteRequest"]
+__all__ = ["PromoteRequest", "TaskItemAdded", "TaskItemCreate", "TaskItemList", "TaskItemPublic", "TaskPage"]
 
 
 class TaskItemCreate(RequestModel):

@@ -4,4 +4,4 @@ from memory.embedding.base import Embedder, EmbedderIdentity
 from memory.embedding.factory import BACKENDS, calibration, default_model, load_embedder
 from memory.embedding.sentence_transformers import MINILM
 
-__all__ = ["BACKENDS", "Embedder", "EmbedderIdentity", "MINILM", "calibration", "default_model", "load_embedder"]
+__all__ = ["BACKENDS", "MINILM", "Embedder", "EmbedderIdentity", "calibration", "default_model", "load_embedder"]

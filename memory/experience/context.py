@@ -29,7 +29,9 @@ from memory.clock import parse_iso, to_iso
 from memory.config import RetrievalConfig
 from memory.store import Store
 
-__all__ = ["OFF", "Put", "Remix", "TurnContext", "apply", "own_vectors", "record", "stale", "store_own", "sync", "sync_all"]
+__all__ = [
+    "OFF", "Put", "Remix", "TurnContext", "apply", "own_vectors", "record", "stale", "store_own", "sync", "sync_all",
+]
 
 # Gives the given chunk ids these vectors in the namespace's collection, replacing what they had.
 Put = Callable[[list[str], np.ndarray], None]

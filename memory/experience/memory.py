@@ -263,7 +263,7 @@ class ExperienceMemory:
         self, namespace: str, query: str, k: int = 10, *, filters: SearchFilters | None = None,
         reach_tokens: int | None = None,
     ) -> SearchExplanation:
-        """A search with each retriever's own ranks and scores laid open (for `memory search --explain`)."""
+        """A search with each retriever's own ranks and scores laid open (for `memory search`)."""
         self._check_search(query, k, reach_tokens)
         return self._search.explain(namespace, query, k, filters or SearchFilters(), reach_tokens=reach_tokens)
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from datetime import date
 
-from memory.experience.catalog import ChunkRow
 from memory.experience.boosts import boosted
+from memory.experience.catalog import ChunkRow
 from memory.experience.fuse import Fused
 
 __all__ = ["DateBoost", "periods"]

@@ -108,7 +108,8 @@ def rerank(
 
     With `reach_tokens` (the caller will use at most that many tokens of the result) the window is also at most
     twice the best candidates whose tokens add up to it, plus 10: comparing candidates the caller never uses
-    costs every call, and a near-duplicate ranked further down than that is left where it is. Coverage is computed here only when it weighs in the score; term sets are built
+    costs every call, and a near-duplicate ranked further down than that is left where it is. Coverage is
+    computed here only when it weighs in the score; term sets are built
     only for the window.
     """
     ranked = _scored(candidates, idf, now, temporal, config)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from memory.experience.catalog import ChunkRow
 from memory.experience.boosts import boosted
+from memory.experience.catalog import ChunkRow
 from memory.experience.fuse import Fused
 from memory.text.analyze import has_cjk
 

@@ -82,7 +82,7 @@ class FactMemory:
             raise ValidationError("pin needs 'text', or both 'key' and 'value'")
         return self._write(namespace, scope, facts, source, pin=True, ignored=[])
 
-    def set_pinned(self, namespace: str, fact_id: str, pinned: bool) -> FactRecord:
+    def set_pinned(self, namespace: str, fact_id: str, *, pinned: bool) -> FactRecord:
         """Pin or unpin the fact in force for `fact_id`'s key, as a new version."""
         with self._store.transaction() as db:
             found = self._rows.get(db, namespace, fact_id)

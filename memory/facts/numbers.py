@@ -104,7 +104,7 @@ def _parse_chinese(text: str) -> Decimal | None:
 
 def _parse_english(text: str) -> Decimal | None:
     words = [w for w in re.split(r"[\s-]+", text) if w and w != "and"]
-    if not words or words[0] in {"a", "an"} and len(words) == 1:
+    if not words or (words[0] in {"a", "an"} and len(words) == 1):
         return None
     total, current, seen = 0, 0, False
     for index, word in enumerate(words):

@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlite_utils
 
-__all__ = ["FactRecord", "FactChange", "FactRecords"]
+__all__ = ["FactChange", "FactRecord", "FactRecords"]
 
 
 @dataclass(frozen=True)

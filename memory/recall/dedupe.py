@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from memory.snippet import Snippet
 
-__all__ = ["NEAR_DUPLICATE", "normalise", "features", "overlap", "dedupe"]
+__all__ = ["NEAR_DUPLICATE", "dedupe", "features", "normalise", "overlap"]
 
 NEAR_DUPLICATE = 0.8
 

@@ -8,7 +8,7 @@ from memory.recall.render import SECTIONS, Line, render
 from memory.snippet import Snippet
 from memory.tokens import TokenCounter
 
-__all__ = ["Block", "rank", "fit"]
+__all__ = ["Block", "fit", "rank"]
 
 Block = tuple[str, list[Line]]
 

@@ -17,16 +17,16 @@ from memory.snippet import Snippet
 from memory.tokens import TokenCounter
 
 __all__ = [
-    "Section",
-    "SECTIONS",
     "RESTATE_HEADER",
+    "SECTIONS",
     "TRIM_MARKER",
     "Line",
-    "section_of",
+    "Section",
     "cost",
-    "make_line",
     "freshness",
+    "make_line",
     "render",
+    "section_of",
 ]
 
 Section = Literal["pinned", "fact", "task", "experience"]

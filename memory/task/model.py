@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["KINDS", "TaskItem", "AddedItem", "Page"]
+__all__ = ["KINDS", "AddedItem", "Page", "TaskItem"]
 
 # The kinds an item may have; `result` is special: it is the one kind a parent task sees of its sub-tasks.
 KINDS: tuple[str, ...] = ("tool_result", "note", "plan", "todo", "result", "observation", "error", "summary")

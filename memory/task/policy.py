@@ -15,12 +15,12 @@ from memory.text.unicode import storable
 __all__ = [
     "MAX_TTL_S",
     "TASK_ID_PATTERN",
-    "check_namespace",
-    "check_task_id",
     "check_kind",
+    "check_namespace",
+    "check_positive",
+    "check_task_id",
     "check_text",
     "check_ttl",
-    "check_positive",
     "encode_metadata",
 ]
 

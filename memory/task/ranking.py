@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["KIND_WEIGHTS", "RECENCY_HALF_RANK", "query_terms", "overlap", "recency", "score", "offload_text"]
+__all__ = ["KIND_WEIGHTS", "RECENCY_HALF_RANK", "offload_text", "overlap", "query_terms", "recency", "score"]
 
 # Plans and results steer the next step; raw tool output is the first thing to drop when the budget is tight.
 KIND_WEIGHTS: dict[str, float] = {

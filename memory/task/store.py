@@ -58,6 +58,7 @@ class TaskMemory:
         task_id: str,
         kind: str,
         text: str,
+        *,
         ephemeral: bool = False,
         ttl_s: int | None = None,
         parent_task_id: str | None = None,

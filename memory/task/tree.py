@@ -6,7 +6,7 @@ import sqlite_utils
 
 from memory.errors import NotFoundError, ValidationError
 
-__all__ = ["open_task", "subtree", "ancestors", "slide_ancestors", "delete_tree", "purge_task", "purge_all"]
+__all__ = ["ancestors", "delete_tree", "open_task", "purge_all", "purge_task", "slide_ancestors", "subtree"]
 
 # UNION (not UNION ALL) makes both walks stop on a cycle, should one ever reach the table.
 _SUBTREE = """

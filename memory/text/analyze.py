@@ -21,11 +21,31 @@ _CJK_RUN = re.compile(f"[{_CJK_CLASS}][{_CJK_CLASS}\\s\u3000-\u303f\uff00-\uffef
 _WORD = re.compile(r"[^\W_]+")
 
 _ENGLISH_STOP = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t"]
+    [
+        "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at",
+        "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did",
+        "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have",
+        "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into",
+        "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off",
+        "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she",
+        "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then",
+        "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was",
+        "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+        "you", "your", "yours", "yourself", "yourselves", "s", "t"
+    ]
 )
 # Function words and question words: they carry no topic, and questions are full of them.
 _CHINESE_STOP = frozenset(
-    ["的", "了", "是", "在", "和", "与", "及", "或", "也", "都", "而", "并", "被", "把", "对", "从", "以", "于", "之", "其", "这", "那", "这个", "那个", "这些", "那些", "一个", "什么", "哪", "哪个", "哪些", "哪里", "哪儿", "谁", "吗", "呢", "吧", "啊", "呀", "么", "多少", "几", "怎么", "怎样", "如何", "为什么", "为何", "是否", "有", "由", "为", "就", "还", "又", "着", "过", "得", "地", "所", "将", "会", "能", "可以", "我", "你", "他", "她", "它", "我们", "你们", "他们", "她们", "它们", "请问", "一下", "时候"]
+    [
+        "的", "了", "是", "在", "和", "与", "及", "或", "也", "都", "而",
+        "并", "被", "把", "对", "从", "以", "于", "之", "其", "这", "那",
+        "这个", "那个", "这些", "那些", "一个", "什么", "哪", "哪个", "哪些", "哪里",
+        "哪儿", "谁", "吗", "呢", "吧", "啊", "呀", "么", "多少", "几", "怎么",
+        "怎样", "如何", "为什么", "为何", "是否", "有", "由", "为", "就", "还",
+        "又", "着", "过", "得", "地", "所", "将", "会", "能", "可以", "我",
+        "你", "他", "她", "它", "我们", "你们", "他们", "她们", "它们", "请问",
+        "一下", "时候"
+    ]
 )
 
 _init_lock = threading.Lock()
