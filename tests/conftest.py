@@ -1,8 +1,11 @@
-"""Shared fixtures: the real model and tokenizer loaded once per session, a fresh real store per test."""
+"""Shared fixtures: the real model and tokenizer loaded once per session, a fresh real store per test, one clock
+the test moves by hand, and one seed for every randomised test (printed, and replayable with MEMORY_TEST_SEED)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,65 @@ from memory.config import Config, load_config
 from memory.embedding import Embedder, load_embedder
 from memory.service import Memory
 from memory.tokens import TokenCounter, get_counter
+
+START = datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC)  # where every test clock starts unless told otherwise
+DEFAULT_SEED = 2026
+SEED_VARIABLE = "MEMORY_TEST_SEED"
+
+
+class ManualClock:
+    """A Clock (called for an aware UTC datetime) that stands still until the test moves it.
+
+    With `tick`, every reading first moves it on by that many seconds, so each reading is later than the last.
+    """
+
+    def __init__(self, start: datetime = START, *, tick: float = 0.0) -> None:
+        self.now = start
+        self.tick = tick
+
+    def __call__(self) -> datetime:
+        if self.tick:
+            self.now += timedelta(seconds=self.tick)
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward by `seconds`."""
+        self.now += timedelta(seconds=seconds)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--seed", type=int, default=None,
+                     help=f"seed of the randomised tests (default ${SEED_VARIABLE}, else {DEFAULT_SEED})")
+
+
+def _seed(config: pytest.Config) -> int:
+    given = config.getoption("--seed")
+    if given is not None:
+        return int(given)
+    return int(os.environ.get(SEED_VARIABLE) or DEFAULT_SEED)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"randomised tests: seed {_seed(config)} (replay with {SEED_VARIABLE}=N or --seed N)"
+
+
+@pytest.fixture()
+def seed(request: pytest.FixtureRequest) -> int:
+    """The seed of this run's random test data: --seed, else $MEMORY_TEST_SEED, else a fixed number.
+
+    A failing test's report shows it (a "seed" section) with the command that replays it.
+    """
+    value = _seed(request.config)
+    request.node.add_report_section(
+        "setup", "seed", f"{SEED_VARIABLE}={value} make test ARGS='{request.node.nodeid}'\n"
+    )
+    return value
+
+
+@pytest.fixture()
+def clock() -> ManualClock:
+    """A clock standing at START (2026-11-30 08:00:00 UTC) until the test advances it."""
+    return ManualClock()
 
 
 @pytest.fixture(scope="session")

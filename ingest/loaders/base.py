@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from memory.errors import TooLargeError, ValidationError
+from memory.limits import check_length
 
 __all__ = ["DocumentKind", "LoadedDocument", "Turn", "check_text", "file_mtime", "read_text"]
 
@@ -47,7 +48,8 @@ class LoadedDocument:
 
 def read_text(path: Path, max_chars: int | None = None) -> str:
     """The file's text as UTF-8 (BOM dropped, newlines normalised), rejecting binary, empty and oversized files."""
-    if max_chars is not None and path.stat().st_size > 4 * max_chars:  # UTF-8 spends at most 4 bytes a character
+    # A file too big to hold max_chars characters is refused before it is read (UTF-8: at most 4 bytes a character).
+    if max_chars is not None and path.stat().st_size > 4 * max_chars:
         raise TooLargeError(
             f"{path} is {path.stat().st_size} bytes, more than max_text_chars={max_chars} characters can take; "
             "split the file or raise limits.max_text_chars"
@@ -67,14 +69,11 @@ def read_text(path: Path, max_chars: int | None = None) -> str:
 
 
 def check_text(path: Path, text: str, max_chars: int | None) -> None:
-    """Reject text that is blank or longer than `max_chars`."""
+    """Reject text that is blank or longer than `max_chars` (limits.max_text_chars, checked as the library does)."""
     if not text.strip():
         raise ValidationError(f"{path} is empty; expected some text to ingest")
-    if max_chars is not None and len(text) > max_chars:
-        raise TooLargeError(
-            f"{path} holds {len(text)} characters, over max_text_chars={max_chars}; "
-            "split the file or raise limits.max_text_chars"
-        )
+    if max_chars is not None:
+        check_length(text, max_chars, str(path), "limits.max_text_chars")
 
 
 def file_mtime(path: Path) -> datetime:

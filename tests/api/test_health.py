@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
 from memory.config import Config
+from memory.embedding import MINILM
 from memory.service import Memory
-
-
-@pytest.fixture()
-def client(config: Config, memory: Memory) -> TestClient:
-    return TestClient(create_app(config, memory))
 
 
 def test_healthz(client: TestClient) -> None:
     body = client.get("/healthz").json()
     assert body["status"] == "ok"
-    assert body["model"] == "all-MiniLM-L6-v2"
+    assert body["model"] == MINILM.model
     assert body["counts"]["facts"] == 0
 
 

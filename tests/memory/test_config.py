@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -125,5 +126,5 @@ def test_replace_keeps_the_calibration_and_what_was_set() -> None:
 
 def test_a_set_floor_above_the_backends_ceiling_is_refused_when_calibrated() -> None:
     config = load_config(env={"MEMORY_RETRIEVAL_DENSE_FLOOR": "0.85"})
-    with pytest.raises(ConfigError, match="dense_floor 0.85 must be below retrieval.dense_ceiling 0.8"):
+    with pytest.raises(ConfigError, match=r"dense_floor 0\.85 must be below retrieval\.dense_ceiling 0\.8"):
         config.calibrated(Calibration(dense_floor=0.1, dense_ceiling=0.8, dense_cjk_trust=0.1))

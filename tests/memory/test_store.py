@@ -13,14 +13,12 @@ import numpy as np
 import pytest
 
 from memory.config import Config
-from memory.embedding import Embedder, EmbedderIdentity
+from memory.embedding import MINILM, Embedder, EmbedderIdentity
 from memory.errors import StoreMismatchError
 from memory.experience import lexical
 from memory.schema import SCHEMA_VERSION
 from memory.service import Memory
 from memory.store import collection_name, open_store
-
-MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
 
 
 def test_sqlite_is_wal_with_busy_timeout_and_migrated(config: Config) -> None:
@@ -119,7 +117,7 @@ def test_collections_are_per_namespace_and_keep_our_vectors(config: Config) -> N
 
 def test_memory_reports_health(memory: Memory) -> None:
     health = memory.health()
-    assert health.model == "all-MiniLM-L6-v2"
+    assert health.model == MINILM.model
     assert health.store.endswith("memory.db")
     assert set(health.counts) >= {"facts", "documents", "chunks", "task_items"}
 

@@ -13,16 +13,14 @@ import pytest
 from bench.reliability_concurrency import KINDS, Ledger, run_load, store_problems, verify
 from bench.server_process import ServerProcess
 from memory.config import Config
-from memory.embedding import EmbedderIdentity
+from memory.embedding import MINILM
 from memory.experience.dense import VectorIndex
 from memory.store import open_store
 
-MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
-
 
 @pytest.mark.slow
-def test_mixed_concurrent_requests_lose_nothing(server: ServerProcess) -> None:
-    report = run_load(server.url, threads=8, requests=40, seed=0, server_log=server.log_text)
+def test_mixed_concurrent_requests_lose_nothing(server: ServerProcess, seed: int) -> None:
+    report = run_load(server.url, threads=8, requests=40, seed=seed, server_log=server.log_text)
     assert set(report.kinds) == set(KINDS) and report.requests == 320
     assert report.server_errors == 0 and report.problems == (), report.problems
     assert report.locked == 0
@@ -35,38 +33,41 @@ def test_mixed_concurrent_requests_lose_nothing(server: ServerProcess) -> None:
     assert store_problems(server.data_dir) == []
 
 
-def _vectors(n: int, seed: int) -> np.ndarray:
-    rows = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
+def _vectors(rng: np.random.Generator, n: int) -> np.ndarray:
+    rows = rng.normal(size=(n, 384)).astype(np.float32)
     unit: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
     return unit
 
 
-def test_a_cached_handle_outlives_the_drop_of_its_namespace(config: Config) -> None:
+def test_a_cached_handle_outlives_the_drop_of_its_namespace(config: Config, seed: int) -> None:
+    rng = np.random.default_rng(seed)
     store = open_store(config, MINILM)
     try:
         vectors = VectorIndex(store)  # caches the handle, as the service's searches and writes do
-        vectors.add("ns", ["a", "b"], _vectors(2, 0))
+        vectors.add("ns", ["a", "b"], _vectors(rng, 2))
         store.drop_collection("ns")  # another thread forgets the namespace underneath the cache
-        assert vectors.search("ns", _vectors(1, 1)[0], 5) == [] and vectors.ids("ns") == set()
-        vectors.add("ns", ["c"], _vectors(1, 2))  # a new write creates the collection again
+        assert vectors.search("ns", _vectors(rng, 1)[0], 5) == [] and vectors.ids("ns") == set()
+        vectors.add("ns", ["c"], _vectors(rng, 1))  # a new write creates the collection again
         assert vectors.ids("ns") == {"c"} and VectorIndex(store).ids("ns") == {"c"}
     finally:
         store.close()
 
 
-def test_searches_racing_namespace_drops_never_fail(config: Config) -> None:
+@pytest.mark.slow
+def test_searches_racing_namespace_drops_never_fail(config: Config, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    query = _vectors(rng, 1)[0]
     store = open_store(config, MINILM)
     failures: list[BaseException] = []
     stop = threading.Event()
     shared = VectorIndex(store)
 
     def search() -> None:
-        query = _vectors(1, 9)[0]
         while not stop.is_set():
             try:
                 shared.search("ns", query, 10)
                 shared.ids("ns")
-            except BaseException as exc:  # noqa: BLE001 - every failure is collected for the assertion
+            except BaseException as exc:
                 failures.append(exc)
 
     readers = [threading.Thread(target=search) for _ in range(3)]
@@ -77,7 +78,7 @@ def test_searches_racing_namespace_drops_never_fail(config: Config) -> None:
         rounds = 0
         while time.monotonic() < deadline:
             with store.write_lock:  # as the service writes: one writer at a time
-                shared.add("ns", [f"v{rounds}-{i}" for i in range(20)], _vectors(20, rounds))
+                shared.add("ns", [f"v{rounds}-{i}" for i in range(20)], _vectors(rng, 20))
             with store.write_lock:
                 shared.drop("ns")
             rounds += 1

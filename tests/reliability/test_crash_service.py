@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,9 +16,8 @@ from memory.service import Memory
 
 @pytest.mark.slow
 def test_sigkill_under_load_leaves_whole_documents_and_keeps_acknowledged_writes(
-    tmp_path: Path, embedder: Embedder
+    tmp_path: Path, embedder: Embedder, seed: int
 ) -> None:
-    seed = random.randrange(1 << 30)
     report = run_trials(2, tmp_path, embedder, seed=seed, max_delay=0.8)
     assert report.inconsistencies == (), f"seed {seed}: {report.inconsistencies}"
     assert report.kills_during_replacement >= 1  # the second trial waits for a replacement in flight

@@ -1,4 +1,5 @@
-"""Hostile-input, isolation and deletion fixtures: a real store per module, and ways to look inside it."""
+"""Hostile-input, isolation and deletion fixtures: a real store (and an app over it) per module, and ways to look
+inside it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
+from api.app import create_app
 from memory.config import Config, load_config
 from memory.embedding import Embedder
 from memory.service import Memory
@@ -28,6 +31,12 @@ def module_memory(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) 
     """One real store for a whole module (its tests either change nothing or clean up after themselves)."""
     with Memory(make_config(tmp_path_factory.mktemp("security")), embedder=embedder) as opened:
         yield opened
+
+
+@pytest.fixture(scope="module")
+def module_client(module_memory: Memory) -> TestClient:
+    """The app (no keys) over the module's store."""
+    return TestClient(create_app(module_memory.config, module_memory))
 
 
 def tables(memory: Memory) -> list[str]:

@@ -8,7 +8,6 @@ them everywhere, while a control written beside them must survive.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +15,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory as memory_package
-from api.app import create_app
 from memory.experience.lexical import namespace_token
 from memory.service import Memory
 from memory.store import collection_name
 from memory.task.pages import page_ends
 from tests.security.conftest import traces
-
-
-@pytest.fixture(scope="module")
-def client(module_memory: Memory) -> Iterator[TestClient]:
-    yield TestClient(create_app(module_memory.config, module_memory))
 
 
 def _ok(response: Any) -> Any:
@@ -64,55 +57,59 @@ def _nowhere(memory: Memory, *needles: str) -> None:
     assert not any(found.values()), f"still stored: {found}"
 
 
-def test_deleting_a_fact_removes_every_version(client: TestClient, module_memory: Memory) -> None:
-    first = _ok(client.post("/v1/facts/pin", json={"namespace": "del-f", "key": "zorb7key", "value": "zorb7old"}))
-    second = _ok(client.post("/v1/facts/pin", json={"namespace": "del-f", "key": "zorb7key", "value": "zorb7new"}))
-    unpinned = _ok(client.post(f"/v1/facts/{second['stored'][0]['id']}/unpin", params={"namespace": "del-f"}))
-    control = _ok(client.post("/v1/facts/pin", json={"namespace": "del-f", "text": "Never use zorb7keep."}))
+def test_deleting_a_fact_removes_every_version(module_client: TestClient, module_memory: Memory) -> None:
+    first = _ok(module_client.post("/v1/facts/pin", json={"namespace": "del-f", "key": "zorb7key",
+                                                          "value": "zorb7old"}))
+    second = _ok(module_client.post("/v1/facts/pin", json={"namespace": "del-f", "key": "zorb7key",
+                                                           "value": "zorb7new"}))
+    unpinned = _ok(module_client.post(f"/v1/facts/{second['stored'][0]['id']}/unpin", params={"namespace": "del-f"}))
+    control = _ok(module_client.post("/v1/facts/pin", json={"namespace": "del-f", "text": "Never use zorb7keep."}))
     ids = [first["stored"][0]["id"], second["stored"][0]["id"], unpinned["id"]]
-    assert _ok(client.delete(f"/v1/facts/{ids[0]}", params={"namespace": "del-f"}))["deleted"] == 3
+    assert _ok(module_client.delete(f"/v1/facts/{ids[0]}", params={"namespace": "del-f"}))["deleted"] == 3
     _nowhere(module_memory, *ids, "zorb7key", "zorb7old", "zorb7new")
-    assert "zorb7" not in _recall(client, "del-f", "zorb7key zorb7old zorb7new")["rendered"].replace("zorb7keep", "")
+    rendered = _recall(module_client, "del-f", "zorb7key zorb7old zorb7new")["rendered"]
+    assert "zorb7" not in rendered.replace("zorb7keep", "")
     for fact_id in ids:
-        assert client.get(f"/v1/facts/{fact_id}/history", params={"namespace": "del-f"}).status_code == 404
-    assert [f["id"] for f in _ok(client.get("/v1/facts", params={"namespace": "del-f"}))["facts"]] == \
+        assert module_client.get(f"/v1/facts/{fact_id}/history", params={"namespace": "del-f"}).status_code == 404
+    assert [f["id"] for f in _ok(module_client.get("/v1/facts", params={"namespace": "del-f"}))["facts"]] == \
         [control["stored"][0]["id"]]
 
 
-def test_deleting_all_facts_of_a_namespace(client: TestClient, module_memory: Memory) -> None:
+def test_deleting_all_facts_of_a_namespace(module_client: TestClient, module_memory: Memory) -> None:
     for text in ("Never use zorb7tabs.", "The budget is at most 500 zorb7coins."):
-        _ok(client.post("/v1/facts", json={"namespace": "del-fs", "text": text}))
-    _ok(client.post("/v1/facts/pin", json={"namespace": "del-fs-keep", "text": "Never use zorb7spaces."}))
-    assert _ok(client.delete("/v1/facts", params={"namespace": "del-fs"}))["deleted"] >= 2
+        _ok(module_client.post("/v1/facts", json={"namespace": "del-fs", "text": text}))
+    _ok(module_client.post("/v1/facts/pin", json={"namespace": "del-fs-keep", "text": "Never use zorb7spaces."}))
+    assert _ok(module_client.delete("/v1/facts", params={"namespace": "del-fs"}))["deleted"] >= 2
     _nowhere(module_memory, "zorb7tabs", "zorb7coins")
     assert traces(module_memory, "zorb7spaces")  # the other namespace's fact is untouched
 
 
 @pytest.mark.parametrize("kind", ["document", "upload", "memory", "updated"])
-def test_deleting_a_document_leaves_no_trace(client: TestClient, module_memory: Memory, kind: str) -> None:
+def test_deleting_a_document_leaves_no_trace(module_client: TestClient, module_memory: Memory, kind: str) -> None:
     ns = f"del-d-{kind}"
     text = f"# Zorb7{kind}\n\nThe zorb7{kind} loader reads zorb7secret files.\n\nIt runs nightly at zorb7hour."
     if kind == "document":
-        doc_id = _ok(client.post("/v1/documents", json={"namespace": ns, "text": text, "doc_id": "zorb7id"}))["doc_id"]
+        doc_id = _ok(module_client.post("/v1/documents", json={"namespace": ns, "text": text,
+                                                               "doc_id": "zorb7id"}))["doc_id"]
     elif kind == "upload":
-        doc_id = _ok(client.post("/v1/documents", files={"file": ("zorb7id.md", text.encode())},
-                                 data={"namespace": ns}))["doc_id"]
+        doc_id = _ok(module_client.post("/v1/documents", files={"file": ("zorb7id.md", text.encode())},
+                                        data={"namespace": ns}))["doc_id"]
     elif kind == "memory":
-        doc_id = _ok(client.post("/v1/memories", json={"namespace": ns, "messages": [
+        doc_id = _ok(module_client.post("/v1/memories", json={"namespace": ns, "messages": [
             {"text": text, "speaker": "Zorb7speaker", "metadata": {"turn": "zorb7turn"}}]}))["ids"][0]
     else:
-        doc_id = _ok(client.post("/v1/documents", json={"namespace": ns, "text": "The zorb7first version.",
-                                                       "doc_id": "zorb7id"}))["doc_id"]
+        doc_id = _ok(module_client.post("/v1/documents", json={"namespace": ns, "text": "The zorb7first version.",
+                                                              "doc_id": "zorb7id"}))["doc_id"]
     old_chunks = _chunk_ids(module_memory, ns, doc_id)
     if kind == "updated":
-        assert _ok(client.post("/v1/documents", json={"namespace": ns, "text": text, "doc_id": doc_id}))["status"] \
-            == "updated"
-    _ok(client.post("/v1/documents", json={"namespace": ns, "text": "A zorb7control stays.", "doc_id": "keep"}))
+        again = _ok(module_client.post("/v1/documents", json={"namespace": ns, "text": text, "doc_id": doc_id}))
+        assert again["status"] == "updated"
+    _ok(module_client.post("/v1/documents", json={"namespace": ns, "text": "A zorb7control stays.", "doc_id": "keep"}))
     chunks = sorted(set(old_chunks + _chunk_ids(module_memory, ns, doc_id)))
     assert _vectors(module_memory, ns, chunks) and _in_lexical_index(module_memory, "zorb7secret")
-    assert any(i.get("doc_id") == doc_id for i in _recall(client, ns, f"zorb7{kind} zorb7secret")["items"])
+    assert any(i.get("doc_id") == doc_id for i in _recall(module_client, ns, f"zorb7{kind} zorb7secret")["items"])
 
-    _ok(client.delete(f"/v1/documents/{doc_id}", params={"namespace": ns}))
+    _ok(module_client.delete(f"/v1/documents/{doc_id}", params={"namespace": ns}))
 
     _nowhere(module_memory, doc_id, *chunks, "zorb7secret", "zorb7hour", f"zorb7{kind}", "zorb7first",
              "zorb7turn", "zorb7speaker")
@@ -121,16 +118,17 @@ def test_deleting_a_document_leaves_no_trace(client: TestClient, module_memory: 
     assert collection is not None and collection.count() == len(_chunk_ids(module_memory, ns)) == 1
     for term in ("zorb7secret", "zorb7hour", f"zorb7{kind}", "zorb7first"):
         assert not _in_lexical_index(module_memory, term), term
-    answer = _recall(client, ns, f"zorb7{kind} loader zorb7secret nightly zorb7hour")
+    answer = _recall(module_client, ns, f"zorb7{kind} loader zorb7secret nightly zorb7hour")
     assert all(i.get("doc_id") != doc_id for i in answer["items"]) and "zorb7secret" not in answer["rendered"]
-    assert client.get(f"/v1/documents/{doc_id}", params={"namespace": ns}).status_code == 404
-    assert [d["doc_id"] for d in _ok(client.get("/v1/documents", params={"namespace": ns}))["documents"]] == ["keep"]
+    assert module_client.get(f"/v1/documents/{doc_id}", params={"namespace": ns}).status_code == 404
+    listed = _ok(module_client.get("/v1/documents", params={"namespace": ns}))["documents"]
+    assert [d["doc_id"] for d in listed] == ["keep"]
     assert traces(module_memory, "zorb7control")  # the control is still there: the search does find things
 
 
-def test_a_deleted_turn_leaves_nothing_in_its_neighbours(client: TestClient, module_memory: Memory) -> None:
+def test_a_deleted_turn_leaves_nothing_in_its_neighbours(module_client: TestClient, module_memory: Memory) -> None:
     ns = "del-turns"
-    ids = _ok(client.post("/v1/memories", json={"namespace": ns, "messages": [
+    ids = _ok(module_client.post("/v1/memories", json={"namespace": ns, "messages": [
         {"text": text, "speaker": speaker, "timestamp": f"2026-05-01T09:00:0{i}Z"}
         for i, (speaker, text) in enumerate([("Ann", "Did the zorb7before meeting go well?"),
                                              ("Bob", "The zorb7middle plan was approved."),
@@ -140,7 +138,7 @@ def test_a_deleted_turn_leaves_nothing_in_its_neighbours(client: TestClient, mod
     # Each neighbour's vector was mixed with the middle turn's own embedding, and says so.
     assert traces(module_memory, middle[0]) == ["chunks.id", "turn_vectors.id", "turn_vectors.mix"]
 
-    _ok(client.delete(f"/v1/documents/{ids[1]}", params={"namespace": ns}))
+    _ok(module_client.delete(f"/v1/documents/{ids[1]}", params={"namespace": ns}))
 
     # The neighbours were re-mixed without it: no row, no recorded mix, no vector names the deleted chunk.
     _nowhere(module_memory, ids[1], *middle, "zorb7middle")
@@ -150,48 +148,49 @@ def test_a_deleted_turn_leaves_nothing_in_its_neighbours(client: TestClient, mod
     assert mixes == {neighbours[0]: f"0.25||{neighbours[1]}", neighbours[1]: f"0.25|{neighbours[0]}|"}
 
 
-def test_ending_a_task_leaves_no_trace(client: TestClient, module_memory: Memory) -> None:
+def test_ending_a_task_leaves_no_trace(module_client: TestClient, module_memory: Memory) -> None:
     long = " ".join(f"zorb7long{i}" for i in range(300))  # over tasks.offload_tokens: kept whole, recalled as a head
     added = [
-        _ok(client.post("/v1/tasks/zorb7task/items", json={"namespace": "del-t", "kind": "plan",
-                                                           "text": "First zorb7plan step."})),
-        _ok(client.post("/v1/tasks/zorb7task/items", json={"namespace": "del-t", "kind": "tool_result",
-                                                           "text": long, "metadata": {"tool": "zorb7tool"}})),
-        _ok(client.post("/v1/tasks/zorb7sub/items", json={"namespace": "del-t", "kind": "result",
-                                                          "text": "The zorb7sub result.",
-                                                          "parent_task_id": "zorb7task"})),
+        _ok(module_client.post("/v1/tasks/zorb7task/items", json={"namespace": "del-t", "kind": "plan",
+                                                                  "text": "First zorb7plan step."})),
+        _ok(module_client.post("/v1/tasks/zorb7task/items", json={"namespace": "del-t", "kind": "tool_result",
+                                                                  "text": long, "metadata": {"tool": "zorb7tool"}})),
+        _ok(module_client.post("/v1/tasks/zorb7sub/items", json={"namespace": "del-t", "kind": "result",
+                                                                 "text": "The zorb7sub result.",
+                                                                 "parent_task_id": "zorb7task"})),
     ]
-    _ok(client.post("/v1/tasks/other/items", json={"namespace": "del-t", "kind": "note", "text": "zorb7other"}))
+    _ok(module_client.post("/v1/tasks/other/items", json={"namespace": "del-t", "kind": "note", "text": "zorb7other"}))
     assert added[1]["offloaded"]
-    page = _ok(client.get(f"/v1/tasks/zorb7task/items/{added[1]['key']}",
-                          params={"namespace": "del-t", "page": 2, "page_tokens": 50}))
+    page = _ok(module_client.get(f"/v1/tasks/zorb7task/items/{added[1]['key']}",
+                                 params={"namespace": "del-t", "page": 2, "page_tokens": 50}))
     assert page["pages"] > 2 and page_ends.cache_info().currsize > 0  # its cuts are cached now
-    assert "zorb7plan" in _recall(client, "del-t", "zorb7plan", task_id="zorb7task")["rendered"]
+    assert "zorb7plan" in _recall(module_client, "del-t", "zorb7plan", task_id="zorb7task")["rendered"]
 
-    assert _ok(client.delete("/v1/tasks/zorb7task", params={"namespace": "del-t"}))["deleted"] == 3
+    assert _ok(module_client.delete("/v1/tasks/zorb7task", params={"namespace": "del-t"}))["deleted"] == 3
 
     _nowhere(module_memory, "zorb7task", "zorb7sub", "zorb7plan", "zorb7long1", "zorb7tool")
     assert page_ends.cache_info().currsize == 0, "the page cache still holds the deleted item's text"
     for task in ("zorb7task", "zorb7sub"):
-        assert client.get(f"/v1/tasks/{task}/items", params={"namespace": "del-t"}).status_code == 404
-    answer = _recall(client, "del-t", "zorb7plan zorb7long1 zorb7sub", task_id="zorb7task")
+        assert module_client.get(f"/v1/tasks/{task}/items", params={"namespace": "del-t"}).status_code == 404
+    answer = _recall(module_client, "del-t", "zorb7plan zorb7long1 zorb7sub", task_id="zorb7task")
     assert not [i for i in answer["items"] if i["tier"] == "task"] and "zorb7" not in answer["rendered"]
     assert traces(module_memory, "zorb7other") == ["task_items.text"]
 
 
-def test_deleting_a_namespace_leaves_no_trace(client: TestClient, module_memory: Memory) -> None:
+def test_deleting_a_namespace_leaves_no_trace(module_client: TestClient, module_memory: Memory) -> None:
     ns = "zorb7ns"
-    _ok(client.post("/v1/documents", json={"namespace": ns, "text": "The zorb7doc vault plan.", "doc_id": "zorb7d"}))
-    _ok(client.post("/v1/memories", json={"namespace": ns, "messages": [{"text": "My zorb7pet is a cat.",
-                                                                          "speaker": "Ann"}]}))
-    _ok(client.post("/v1/facts/pin", json={"namespace": ns, "text": "Never use zorb7fact."}))
-    _ok(client.post("/v1/tasks/t1/items", json={"namespace": ns, "kind": "plan", "text": "zorb7item"}))
-    _ok(client.post("/v1/documents", json={"namespace": "zorb7ns-keep", "text": "The zorb7kept plan."}))
-    _recall(client, ns, "zorb7doc zorb7pet", task_id="t1")  # warms the vector handle cache for the namespace
+    _ok(module_client.post("/v1/documents", json={"namespace": ns, "text": "The zorb7doc vault plan.",
+                                                  "doc_id": "zorb7d"}))
+    _ok(module_client.post("/v1/memories", json={"namespace": ns, "messages": [{"text": "My zorb7pet is a cat.",
+                                                                                 "speaker": "Ann"}]}))
+    _ok(module_client.post("/v1/facts/pin", json={"namespace": ns, "text": "Never use zorb7fact."}))
+    _ok(module_client.post("/v1/tasks/t1/items", json={"namespace": ns, "kind": "plan", "text": "zorb7item"}))
+    _ok(module_client.post("/v1/documents", json={"namespace": "zorb7ns-keep", "text": "The zorb7kept plan."}))
+    _recall(module_client, ns, "zorb7doc zorb7pet", task_id="t1")  # warms the vector handle cache for the namespace
     assert collection_name(ns) in module_memory.store.collection_names()
     assert len(traces(module_memory, ns, whole=True)) >= 5  # facts, tasks, task_items, documents, chunks
 
-    counts = _ok(client.delete(f"/v1/namespaces/{ns}"))
+    counts = _ok(module_client.delete(f"/v1/namespaces/{ns}"))
     assert counts == {"facts": 1, "task_items": 1, "documents": 2}
 
     assert traces(module_memory, ns, whole=True) == [], "rows still name the namespace"
@@ -200,11 +199,11 @@ def test_deleting_a_namespace_leaves_no_trace(client: TestClient, module_memory:
     assert ns not in module_memory.experience._vectors._handles  # the handle cache forgot it too
     for term in ("zorb7doc", "zorb7pet"):
         assert not _in_lexical_index(module_memory, term)
-    answer = _recall(client, ns, "zorb7doc zorb7pet zorb7fact zorb7item", task_id="t1")
+    answer = _recall(module_client, ns, "zorb7doc zorb7pet zorb7fact zorb7item", task_id="t1")
     assert answer["items"] == [] and answer["rendered"] == ""
-    assert _ok(client.get("/v1/documents", params={"namespace": ns}))["documents"] == []
-    assert _ok(client.get("/v1/facts", params={"namespace": ns}))["facts"] == []
-    assert "zorb7kept" in _recall(client, "zorb7ns-keep", "zorb7kept plan")["rendered"]
+    assert _ok(module_client.get("/v1/documents", params={"namespace": ns}))["documents"] == []
+    assert _ok(module_client.get("/v1/facts", params={"namespace": ns}))["facts"] == []
+    assert "zorb7kept" in _recall(module_client, "zorb7ns-keep", "zorb7kept plan")["rendered"]
 
 
 # Every in-process cache in memory/, and why what it holds cannot outlive a deletion. A new cache fails

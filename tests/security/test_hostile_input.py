@@ -6,14 +6,12 @@ import gzip
 import io
 import zipfile
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from api.schemas.base import NAMESPACE_RULE
 from ingest.pipeline import ingest_paths
 from memory.errors import ValidationError
@@ -25,17 +23,15 @@ from tests.security.conftest import LIMITS, snapshot
 JSON = {"content-type": "application/json"}
 
 
-@pytest.fixture(scope="module")
-def client(module_memory: Memory) -> Iterator[TestClient]:
-    """The app (no keys) over a store that already holds a document, a pinned fact and a task item."""
-    client = TestClient(create_app(module_memory.config, module_memory))
+@pytest.fixture(scope="module", autouse=True)
+def stocked(module_client: TestClient) -> None:
+    """Before the module's first test, its store is given a document, a pinned fact and a task item."""
     for method, path, body in [
         ("post", "/v1/documents", {"namespace": "u1", "text": "The loader reads CSV files from S3.", "doc_id": "etl"}),
         ("post", "/v1/facts/pin", {"namespace": "u1", "text": "Never use Python 2 syntax."}),
         ("post", "/v1/tasks/t-1/items", {"namespace": "u1", "kind": "plan", "text": "Read the loader first."}),
     ]:
-        assert getattr(client, method)(path, json=body).status_code == 200
-    yield client
+        assert getattr(module_client, method)(path, json=body).status_code == 200
 
 
 def _upload(name: str, data: bytes, namespace: str | None = "u1") -> dict[str, Any]:
@@ -258,11 +254,11 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
 @pytest.mark.parametrize(("method", "path", "kwargs", "status", "words"),
                          [pytest.param(*case[1:], id=case[0]) for case in CASES])
 def test_hostile_request_is_a_clear_4xx_and_changes_nothing(
-    client: TestClient, module_memory: Memory, method: str, path: str, kwargs: dict[str, Any], status: int,
+    module_client: TestClient, module_memory: Memory, method: str, path: str, kwargs: dict[str, Any], status: int,
     words: str,
 ) -> None:
     before = snapshot(module_memory)
-    response = client.request(method.upper(), path, **kwargs)
+    response = module_client.request(method.upper(), path, **kwargs)
     assert response.status_code == status, response.text
     body = response.json()
     assert set(body) == {"error", "detail"}, body
@@ -271,35 +267,35 @@ def test_hostile_request_is_a_clear_4xx_and_changes_nothing(
     assert snapshot(module_memory) == before
 
 
-def test_unknown_but_valid_namespaces_read_as_empty(client: TestClient, module_memory: Memory) -> None:
+def test_unknown_but_valid_namespaces_read_as_empty(module_client: TestClient, module_memory: Memory) -> None:
     """A namespace exists from its first write: reading one never written to is an empty answer, not an error."""
     before = snapshot(module_memory)
-    assert client.get("/v1/facts", params={"namespace": "nobody"}).json() == {"facts": []}
-    assert client.get("/v1/documents", params={"namespace": "nobody"}).json() == {"documents": []}
-    recalled = client.post("/v1/recall", json={"namespace": "nobody", "query": "CSV loader"}).json()
+    assert module_client.get("/v1/facts", params={"namespace": "nobody"}).json() == {"facts": []}
+    assert module_client.get("/v1/documents", params={"namespace": "nobody"}).json() == {"documents": []}
+    recalled = module_client.post("/v1/recall", json={"namespace": "nobody", "query": "CSV loader"}).json()
     assert recalled["items"] == [] and recalled["used_tokens"] == 0
-    assert client.delete("/v1/namespaces/nobody").json() == {"facts": 0, "task_items": 0, "documents": 0}
+    assert module_client.delete("/v1/namespaces/nobody").json() == {"facts": 0, "task_items": 0, "documents": 0}
     assert snapshot(module_memory) == before
 
 
-def test_budget_zero_is_an_empty_answer(client: TestClient, module_memory: Memory) -> None:
+def test_budget_zero_is_an_empty_answer(module_client: TestClient, module_memory: Memory) -> None:
     """Budget 0 is a normal edge case: nothing fits, and the pinned fact that did not is named."""
     before = snapshot(module_memory)
-    answer = client.post("/v1/recall", json={"namespace": "u1", "query": "CSV loader", "budget": 0}).json()
+    answer = module_client.post("/v1/recall", json={"namespace": "u1", "query": "CSV loader", "budget": 0}).json()
     assert answer["items"] == [] and answer["used_tokens"] == 0 and answer["rendered"] == ""
     assert answer["omitted"]["pinned_over_budget"] and answer["warnings"]
     assert snapshot(module_memory) == before
 
 
-def test_an_uploaded_name_cannot_leave_the_upload_folder(client: TestClient, module_memory: Memory,
-                                                         tmp_path: Path) -> None:
+def test_an_uploaded_name_cannot_leave_the_upload_folder(module_client: TestClient, module_memory: Memory,
+                                                                tmp_path: Path) -> None:
     """Only the file's own name is kept: a traversal in it writes nothing outside and stores the bare name."""
     target = tmp_path / "escaped.txt"
     name = "../" * 12 + str(target).lstrip("/")
-    response = client.post("/v1/documents", **_upload(name, b"Uploaded through a hostile name."))
+    response = module_client.post("/v1/documents", **_upload(name, b"Uploaded through a hostile name."))
     assert response.status_code == 200 and response.json()["doc_id"] == "escaped.txt"
     assert not target.exists()
-    assert client.delete("/v1/documents/escaped.txt", params={"namespace": "u1"}).status_code == 200
+    assert module_client.delete("/v1/documents/escaped.txt", params={"namespace": "u1"}).status_code == 200
 
 
 def test_file_ingest_refuses_paths_outside_its_root(module_memory: Memory, tmp_path: Path) -> None:
@@ -337,8 +333,10 @@ def test_the_documented_namespace_rule_is_the_enforced_one(namespace: str) -> No
 
 def test_a_thousand_tag_filter_is_answered(module_memory: Memory) -> None:
     """Library callers have no cap on filter tags: the filter stays one SQL clause however many there are."""
+    unfiltered = module_memory.recall("u1", "CSV loader", 200)
+    assert [i for i in unfiltered.items if i.snippet.tier == "experience"]  # the untagged document is found...
     tags = [f"t{i}" for i in range(1500)]
     result = module_memory.recall("u1", "CSV loader", 200, filters={"tags": tags})
-    assert not [i for i in result.items if i.snippet.tier == "experience"]
+    assert not [i for i in result.items if i.snippet.tier == "experience"]  # ...and filtered out by any tag
     found = module_memory.experience.search("u1", "CSV loader", filters=SearchFilters(tags=("x",)))
     assert found == []

@@ -171,7 +171,9 @@ def test_every_v1_route_wants_a_key(world: World) -> None:
 
 
 def test_public_routes_show_nothing_of_b(world: World) -> None:
-    for method, path in sorted(PUBLIC & _routes(world.app)):
+    public = sorted(PUBLIC & _routes(world.app))
+    assert {("GET", "/healthz"), ("GET", "/metrics"), ("GET", "/openapi.json")} <= set(public)
+    for method, path in public:
         response = world.client.request(method, path)
         assert response.status_code == 200, (method, path)
         assert not _b_leaks(world, response.text), (method, path)

@@ -45,8 +45,8 @@ def test_size_only_prefers_paragraph_breaks_and_the_target() -> None:
     assert choose_boundaries(counts, None, CONFIG, breaks) == [4]
 
 
-def test_every_piece_fits_max_tokens() -> None:
-    rng = np.random.default_rng(7)
+def test_every_piece_fits_max_tokens(seed: int) -> None:
+    rng = np.random.default_rng(seed)
     counts = [int(n) for n in rng.integers(1, 200, size=80)]
     similarities = [float(x) for x in rng.uniform(-0.2, 0.9, size=79)]
     for sims in (similarities, None):

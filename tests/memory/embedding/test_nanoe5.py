@@ -74,6 +74,7 @@ def test_text_after_a_nul_character_is_not_lost(e5: Embedder, engine: Any) -> No
     assert float(with_nul @ spaced) > 0.9999 and float(with_nul @ cut) < 0.99
 
 
+@pytest.mark.slow
 def test_the_engine_averages_windows_over_long_texts(engine: Any) -> None:
     # The package's claim: past 512 tokens it does not truncate but averages ≤510-token windows.
     assert engine.token_count(AIRPORT_ZH + FILLER) > MAX_TOKENS
@@ -81,6 +82,7 @@ def test_the_engine_averages_windows_over_long_texts(engine: Any) -> None:
     assert float(whole @ longer) < 0.999  # the tail past 512 tokens changed the vector
 
 
+@pytest.mark.slow
 def test_long_texts_are_cut_at_512_tokens_like_the_reference_model(e5: Embedder) -> None:
     start = time.perf_counter()
     long, longer = e5.encode_documents([AIRPORT_ZH + FILLER, AIRPORT_ZH + FILLER + PARK_ZH * 12])

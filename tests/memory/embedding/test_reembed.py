@@ -14,7 +14,7 @@ import pytest
 
 from cli.main import main
 from memory.config import Config
-from memory.embedding import Embedder, load_embedder
+from memory.embedding import MINILM, Embedder, load_embedder
 from memory.errors import StoreError, StoreMismatchError
 from memory.experience import ChunkInput
 from memory.experience.dense import VectorIndex
@@ -57,7 +57,7 @@ def test_reembed_switches_identity_and_keeps_search_working(filled: Config) -> N
     steps: list[tuple[int, int]] = []
     report = reembed(filled, embedder, progress=lambda done, total: steps.append((done, total)), batch=2)
     assert (report.namespaces, report.chunks) == (2, 5)
-    assert report.previous.embedding_model == "all-MiniLM-L6-v2" and report.current.embedding_model == folder
+    assert report.previous.embedding_model == MINILM.model and report.current.embedding_model == folder
     assert sum(s[0] for s in steps) == 5 and {s[1] for s in steps} == {5}
     with pytest.raises(StoreMismatchError):
         Memory(filled)
@@ -68,6 +68,7 @@ def test_reembed_switches_identity_and_keeps_search_working(filled: Config) -> N
         assert memory.experience.search("ns-a", "how does the CSV loader retry?", 1)[0].doc_id == "loader"
 
 
+@pytest.mark.slow
 def test_a_reembed_killed_half_way_leaves_the_old_store_usable(filled: Config, embedder: Embedder) -> None:
     folder = minilm_folder()
     child = subprocess.run(
@@ -75,7 +76,7 @@ def test_a_reembed_killed_half_way_leaves_the_old_store_usable(filled: Config, e
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )
     assert child.returncode == -9 and child.stdout.strip() == "2"  # killed after 2 of 5 chunks
-    assert stored_identity(filled).embedding_model == "all-MiniLM-L6-v2"  # type: ignore[union-attr]
+    assert stored_identity(filled).embedding_model == MINILM.model  # type: ignore[union-attr]
     with Memory(filled, embedder=embedder) as memory:
         assert memory.store.generation == 0
         assert any(name.endswith("-g1") for name in memory.store.collection_names())  # the half-built one
@@ -96,7 +97,7 @@ def test_an_empty_store_switches_at_once(config: Config, embedder: Embedder) -> 
 
 
 def test_no_store_is_an_error_naming_the_folder(config: Config, embedder: Embedder) -> None:
-    with pytest.raises(StoreError, match="no store in .* to re-embed"):
+    with pytest.raises(StoreError, match=r"no store in .* to re-embed"):
         reembed(config, embedder)
 
 

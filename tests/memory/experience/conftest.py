@@ -1,9 +1,9 @@
-"""Experience-tier fixtures: a real store under tmp_path, the session's real MiniLM, and a hand-moved clock."""
+"""Experience-tier fixtures: a real store under tmp_path, the session's real MiniLM, and texts in two languages."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ from memory.embedding import Embedder
 from memory.experience import ChunkInput, ExperienceMemory, lexical
 from memory.store import Store, open_store
 from memory.tokens import get_counter
+from tests.conftest import ManualClock
 
 ENGLISH = {
     "loader": "The CSV loader streams rows in batches of 500 and retries a failed batch twice before giving up.",
@@ -42,18 +43,8 @@ CHINESE_TALK = [
 ]
 
 
-class HandClock:
-    """A Clock that stands still until the test moves it."""
-
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, days: float) -> None:
-        """Move time forward."""
-        self.now += timedelta(days=days)
+# Unique ids for the rows index_rows writes straight into SQLite.
+_ROW_IDS = itertools.count()
 
 
 class CountingEncoder:
@@ -75,12 +66,6 @@ class CountingEncoder:
 
 
 @pytest.fixture()
-def clock() -> HandClock:
-    """Time starts at 2026-11-30 08:00:00 UTC."""
-    return HandClock(datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC))
-
-
-@pytest.fixture()
 def store(config: Config, embedder: Embedder) -> Iterator[Store]:
     """A real SQLite + Chroma store in a fresh folder."""
     opened = open_store(config, embedder.identity)
@@ -95,7 +80,7 @@ def encoder(embedder: Embedder) -> CountingEncoder:
 
 
 @pytest.fixture()
-def experience(store: Store, encoder: CountingEncoder, config: Config, clock: HandClock) -> ExperienceMemory:
+def experience(store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock) -> ExperienceMemory:
     """Experience memory over the fresh store."""
     return ExperienceMemory(store, encoder, get_counter(), config, clock)
 
@@ -122,7 +107,7 @@ def index_rows(store: Store, namespace: str, texts: Sequence[str]) -> list[int]:
             cursor = db.execute(
                 "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, text_hash, tokens, "
                 "created_at, updated_at) VALUES (?, ?, 'd', 1, 0, ?, 'h', 1, '2026-01-01', '2026-01-01')",
-                [f"{namespace}-{len(rowids)}-{np.random.random()}", namespace, text],
+                [f"{namespace}-{next(_ROW_IDS)}", namespace, text],
             )
             rowids.append(int(cursor.lastrowid or 0))
         lexical.index(db, [(r, namespace, lexical.index_terms(t)) for r, t in zip(rowids, texts, strict=True)])

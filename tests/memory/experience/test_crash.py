@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from memory.config import Config
 from memory.embedding import Embedder
 from memory.experience import ExperienceMemory
@@ -40,9 +42,11 @@ def kill_mid_write(data_dir: Path, commits: int, extra_delay: float) -> int:
     return seen
 
 
-def test_sigkill_during_rewrites_leaves_one_whole_version(config: Config, embedder: Embedder) -> None:
+@pytest.mark.slow
+def test_sigkill_during_rewrites_leaves_one_whole_version(config: Config, embedder: Embedder, seed: int) -> None:
     # The kill lands at a random point of the write cycle (embed, vectors in, SQLite swap, old vectors out).
-    seen = kill_mid_write(Path(config.service.data_dir), commits=3, extra_delay=random.uniform(0.0, 0.15))
+    delay = random.Random(seed).uniform(0.0, 0.15)
+    seen = kill_mid_write(Path(config.service.data_dir), commits=3, extra_delay=delay)
     store = open_store(config, embedder.identity)
     try:
         memory = ExperienceMemory(store, embedder, get_counter(), config)

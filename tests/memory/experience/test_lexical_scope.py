@@ -25,8 +25,8 @@ def _both(store: Store, namespace: str, terms: tuple[str, ...], k: int) -> tuple
     return fast, scoped
 
 
-def test_the_big_namespace_gets_the_same_ranking_without_the_clause(store: Store) -> None:
-    rng = random.Random(11)
+def test_the_big_namespace_gets_the_same_ranking_without_the_clause(store: Store, seed: int) -> None:
+    rng = random.Random(seed)
     index_rows(store, "big", [" ".join(rng.choices(_WORDS, k=rng.randint(2, 9))) for _ in range(70)])
     index_rows(store, "small", [" ".join(rng.choices(_WORDS, k=rng.randint(2, 9))) for _ in range(30)])
     assert _share(store, "big") == 0.7 and _share(store, "small") == 0.3

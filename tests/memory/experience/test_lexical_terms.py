@@ -22,8 +22,8 @@ def _kept(store: Store) -> dict[str, int]:
     return dict(store.db.execute("SELECT term, rows FROM lexical_terms").fetchall())
 
 
-def test_term_counts_match_fts5_after_random_writes_and_deletes(store: Store) -> None:
-    rng = random.Random(5)
+def test_term_counts_match_fts5_after_random_writes_and_deletes(store: Store, seed: int) -> None:
+    rng = random.Random(seed)
     live: dict[str, list[int]] = {"a": [], "b": []}
     for step in range(60):
         namespace = rng.choice(["a", "b"])

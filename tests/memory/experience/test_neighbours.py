@@ -8,13 +8,8 @@ from memory.config import Config
 from memory.experience import ExperienceMemory, MemoryTurn, catalog
 from memory.store import Store
 from memory.tokens import get_counter
-from tests.memory.experience.conftest import (
-    CHINESE_TALK,
-    ENGLISH_TALK,
-    CountingEncoder,
-    HandClock,
-    add,
-)
+from tests.conftest import ManualClock
+from tests.memory.experience.conftest import CHINESE_TALK, ENGLISH_TALK, CountingEncoder, add
 
 
 def _rows(experience: ExperienceMemory, doc_ids: list[str]) -> dict[str, catalog.ChunkRow]:
@@ -72,7 +67,7 @@ def test_turns_stored_with_one_timestamp_are_neighbours_in_the_order_stored(expe
 
 @pytest.mark.parametrize("hops", [1, 2])
 def test_the_turn_after_the_reply_comes_along_in_a_second_ring(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, hops: int
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, hops: int
 ) -> None:
     one_seed = config.replace("retrieval", neighbour_seeds=1, neighbour_hops=hops)
     experience = ExperienceMemory(store, encoder, get_counter(), one_seed, clock)

@@ -9,7 +9,8 @@ from memory.experience import ExperienceMemory, MemoryTurn
 from memory.experience.periods import periods
 from memory.store import Store
 from memory.tokens import get_counter
-from tests.memory.experience.conftest import CountingEncoder, HandClock, assert_boosted
+from tests.conftest import ManualClock
+from tests.memory.experience.conftest import CountingEncoder, assert_boosted
 
 
 @pytest.mark.parametrize(
@@ -48,7 +49,7 @@ CHINESE_SAID = [("2023-05-08T10:00:00Z", "我读完了一本关于龙的长篇�
     ids=["en", "zh"],
 )
 def test_the_memory_from_the_named_date_scores_more_and_others_stay(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock,
     said: list[tuple[str, str]], query: str, plain: str,
 ) -> None:
     def memory(boost: float) -> ExperienceMemory:

@@ -11,7 +11,8 @@ import pytest
 from memory.config import RetrievalConfig
 from memory.experience.freshness import asks_about_time, decay
 from memory.experience.fuse import Fused
-from memory.experience.rerank import Candidate, reachable, rerank
+from memory.experience.rank import Reach
+from memory.experience.rerank import Candidate, most_window, rerank, span
 from memory.experience.similarity import jaccard, similar_pairs
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -37,8 +38,8 @@ def test_decay_halves_every_half_life() -> None:
     assert decay("2030-01-01T00:00:00Z", NOW, 365.0) == 1.0  # future times do not count as fresher
 
 
-def test_similar_pairs_finds_exactly_what_brute_force_finds() -> None:
-    rng = random.Random(5)
+def test_similar_pairs_finds_exactly_what_brute_force_finds(seed: int) -> None:
+    rng = random.Random(seed)
     vocabulary = [f"w{i}" for i in range(60)] + ["熊猫", "竹子", "四川"]
     sets = [frozenset(rng.sample(vocabulary, rng.randint(1, 12))) for _ in range(80)]
     sets += [frozenset(s | {"extra"}) for s in sets[:10]] + [frozenset()]
@@ -89,15 +90,15 @@ def test_duplicates_are_looked_for_only_as_far_as_the_caller_can_use() -> None:
 
 @pytest.mark.parametrize("temporal", [False, True])
 @pytest.mark.parametrize("k", [3, 12, 50])
-def test_candidates_beyond_reach_never_change_the_k_best(k: int, temporal: bool) -> None:
-    rng = random.Random(k)
+def test_candidates_beyond_reach_never_change_the_k_best(k: int, temporal: bool, seed: int) -> None:
+    rng = random.Random(f"{seed}/{k}")
     config = RetrievalConfig(recency_weight=0.1)
     words = [f"w{i}" for i in range(7)]  # few distinct term sets: duplicates in the window sink, others rise
     fused = sorted((Fused(f"c{i:03}", rng.random() ** 3, 0.0, 0.0) for i in range(300)),
                    key=lambda f: (-f.score, f.chunk_id))
     candidates = [Candidate(f, f"g{rng.randint(0, 40)}", " ".join(rng.sample(words, 6)),
                             f"20{rng.randint(10, 26)}-01-01T00:00:00Z", rng.randint(20, 300)) for f in fused]
-    kept = reachable(fused, k, temporal, config)
+    kept = Reach((1.0, 1.0), span(config, temporal)).reachable(fused, most_window(k) + k)
     assert kept < len(fused)  # the test means something only when some are cut
     for reach_tokens in (None, 500):
         whole = rerank(candidates, {}, NOW, temporal, config, k, reach_tokens)[:k]

@@ -9,7 +9,8 @@ from memory.experience import ExperienceMemory, MemoryTurn
 from memory.experience.speakers import names
 from memory.store import Store
 from memory.tokens import get_counter
-from tests.memory.experience.conftest import CountingEncoder, HandClock, assert_boosted
+from tests.conftest import ManualClock
+from tests.memory.experience.conftest import CountingEncoder, assert_boosted
 
 # Two speakers saying much the same, on different days (no neighbour rings between them).
 ENGLISH_SAID = [("Anna", "We adopted a small grey cat from the animal shelter."),
@@ -35,7 +36,7 @@ def test_a_speaker_is_named_by_the_whole_name_in_either_language(query: str, spe
     assert names(query)(speaker) is expected
 
 
-def _memory(store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, boost: float
+def _memory(store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, boost: float
             ) -> ExperienceMemory:
     settings = config.replace("retrieval", speaker_boost=boost, neighbour_weight=0.0)
     return ExperienceMemory(store, encoder, get_counter(), settings, clock)
@@ -50,7 +51,7 @@ def _memory(store: Store, encoder: CountingEncoder, config: Config, clock: HandC
     ids=["en", "zh"],
 )
 def test_the_named_speakers_turns_score_more_and_others_stay(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock,
     said: list[tuple[str, str]], query: str, plain: str,
 ) -> None:
     _memory(store, encoder, config, clock, 0.0).add_memories("ns", [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,8 @@ from memory.experience.dense import VectorIndex
 from memory.experience.model import indexed_text
 from memory.store import Store
 from memory.tokens import get_counter
-from tests.memory.experience.conftest import CHINESE, ENGLISH, CountingEncoder, HandClock, add
+from tests.conftest import ManualClock
+from tests.memory.experience.conftest import CHINESE, ENGLISH, CountingEncoder, add
 
 
 def sql_ids(store: Store, namespace: str) -> set[str]:
@@ -52,12 +55,12 @@ def test_re_adding_an_unchanged_document_changes_and_embeds_nothing(
 
 
 def test_a_changed_document_replaces_its_chunks_and_embeds_only_new_text(
-    experience: ExperienceMemory, store: Store, encoder: CountingEncoder, clock: HandClock
+    experience: ExperienceMemory, store: Store, encoder: CountingEncoder, clock: ManualClock
 ) -> None:
     add(experience, "ns", "d1", ENGLISH["loader"], ENGLISH["deploy"], ENGLISH["cache"])
     old_ids = sql_ids(store, "ns")
     first_time = experience.get_document("ns", "d1").updated_at
-    clock.advance(3)
+    clock.advance(timedelta(days=3).total_seconds())
     encoder.embedded.clear()
     result = add(experience, "ns", "d1", ENGLISH["loader"], CHINESE["panda"])
     assert (result.status, result.chunks) == ("updated", 2)

@@ -16,20 +16,15 @@ from memory.reembed import reembed
 from memory.service import Memory
 from memory.store import Store, open_store
 from memory.tokens import get_counter
+from tests.conftest import ManualClock
 from tests.memory.embedding.conftest import minilm_folder
-from tests.memory.experience.conftest import (
-    CHINESE_TALK,
-    ENGLISH_TALK,
-    CountingEncoder,
-    HandClock,
-    add,
-)
+from tests.memory.experience.conftest import CHINESE_TALK, ENGLISH_TALK, CountingEncoder, add
 
 WEIGHT = 0.25
 START = datetime(2026, 5, 1, 9, 0, 0, tzinfo=UTC)
 
 
-def _memory(store: Store, encoder: CountingEncoder, config: Config, clock: HandClock,
+def _memory(store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock,
             weight: float = WEIGHT) -> ExperienceMemory:
     return ExperienceMemory(store, encoder, get_counter(), config.replace("retrieval", turn_context=weight), clock)
 
@@ -76,7 +71,7 @@ def _kept(store: Store, ids: list[str]) -> dict[str, str | None]:
 
 @pytest.mark.parametrize("talk", [ENGLISH_TALK, CHINESE_TALK], ids=["en", "zh"])
 def test_a_turn_is_searched_by_its_vector_mixed_with_the_turns_around_it(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, embedder: Embedder,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, embedder: Embedder,
     talk: list[tuple[str, str]],
 ) -> None:
     experience = _memory(store, encoder, config, clock)
@@ -90,7 +85,7 @@ def test_a_turn_is_searched_by_its_vector_mixed_with_the_turns_around_it(
 
 
 def test_the_reply_is_found_by_the_topic_of_the_question_it_answers(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, embedder: Embedder,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, embedder: Embedder,
 ) -> None:
     experience = _memory(store, encoder, config, clock)
     ids = _say(experience, ENGLISH_TALK)
@@ -100,7 +95,7 @@ def test_the_reply_is_found_by_the_topic_of_the_question_it_answers(
 
 
 def test_documents_and_turns_far_apart_keep_their_own_vectors(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, embedder: Embedder,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, embedder: Embedder,
 ) -> None:
     experience = _memory(store, encoder, config, clock)
     add(experience, "ns", "manual", "A document stored between the turns is not part of the conversation.",
@@ -113,7 +108,7 @@ def test_documents_and_turns_far_apart_keep_their_own_vectors(
 
 
 def test_a_turn_stored_between_two_others_re_mixes_them_without_encoding_again(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, embedder: Embedder,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, embedder: Embedder,
 ) -> None:
     experience = _memory(store, encoder, config, clock)
     first, last = _say(experience, [ENGLISH_TALK[0], ENGLISH_TALK[2]], seconds=[0, 20])
@@ -126,7 +121,7 @@ def test_a_turn_stored_between_two_others_re_mixes_them_without_encoding_again(
 
 @pytest.mark.parametrize("talk", [ENGLISH_TALK, CHINESE_TALK], ids=["en", "zh"])
 def test_a_deleted_turn_leaves_its_neighbours_vectors_and_its_own_row_goes(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, embedder: Embedder,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, embedder: Embedder,
     talk: list[tuple[str, str]],
 ) -> None:
     experience = _memory(store, encoder, config, clock)
@@ -140,7 +135,7 @@ def test_a_deleted_turn_leaves_its_neighbours_vectors_and_its_own_row_goes(
 
 
 def test_a_changed_turn_is_re_mixed_into_its_neighbours(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, embedder: Embedder,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, embedder: Embedder,
 ) -> None:
     experience = _memory(store, encoder, config, clock)
     turns = [MemoryTurn(text=t, speaker=s, timestamp=f"2026-05-01T09:00:0{i}Z", doc_id=f"turn-{i}")
@@ -156,7 +151,7 @@ def test_a_changed_turn_is_re_mixed_into_its_neighbours(
 
 
 def test_turn_context_0_keeps_own_vectors_and_a_new_setting_applies_when_the_store_is_repaired(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, embedder: Embedder,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, embedder: Embedder,
 ) -> None:
     ids = _say(_memory(store, encoder, config, clock, weight=0.0), CHINESE_TALK)
     own = _own(embedder, CHINESE_TALK)
@@ -169,7 +164,7 @@ def test_turn_context_0_keeps_own_vectors_and_a_new_setting_applies_when_the_sto
 
 
 def test_repair_gives_a_lost_turn_vector_back_mixed_without_encoding(
-    store: Store, encoder: CountingEncoder, config: Config, clock: HandClock, embedder: Embedder,
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, embedder: Embedder,
 ) -> None:
     experience = _memory(store, encoder, config, clock)
     ids = _say(experience, ENGLISH_TALK)
@@ -195,7 +190,7 @@ def test_a_version_3_store_keeps_its_turns_own_vectors_and_mixes_them_on_open(
     store.close()
     store = open_store(config, embedder.identity)  # migrates to the current version
     counting = CountingEncoder(embedder)
-    report = _memory(store, counting, config, HandClock(START)).repair()  # what Memory runs when it opens
+    report = _memory(store, counting, config, ManualClock(START)).repair()  # what Memory runs when it opens
     assert (report.kept_turns, report.mixed_turns, report.embedded_chunks) == (4, 4, 0)
     assert len(_kept(store, ids)) == 4
     expected = _mixed(_own(embedder, ENGLISH_TALK), [[1], [0, 2], [1, 3], [2]])

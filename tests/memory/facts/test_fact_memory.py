@@ -3,42 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from memory.config import load_config
-from memory.embedding import EmbedderIdentity
+from memory.embedding import MINILM
 from memory.errors import NotFoundError, ValidationError
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules
 from memory.store import Store, open_store
 from memory.tokens import get_counter
-
-
-class StepClock:
-    """A clock that moves one minute per reading."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 30, 8, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(minutes=1)
-        return self.now
+from tests.conftest import ManualClock
 
 
 @pytest.fixture()
 def store(tmp_path: Path) -> Iterator[Store]:
     config = load_config().replace("service", data_dir=str(tmp_path))
-    opened = open_store(config, EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384))
+    opened = open_store(config, MINILM)
     yield opened
     opened.close()
 
 
 @pytest.fixture()
 def facts(store: Store) -> FactMemory:
-    return FactMemory(store, load_rules(), get_counter(), load_config().facts, StepClock())
+    clock = ManualClock(tick=60)  # a minute later at every reading: each version has its own time
+    return FactMemory(store, load_rules(), get_counter(), load_config().facts, clock)
 
 
 @pytest.mark.parametrize(
@@ -98,10 +88,10 @@ def test_pin_free_text_and_key_value(facts: FactMemory) -> None:
 
 def test_unpin_is_a_new_version(facts: FactMemory) -> None:
     first = facts.pin("u1", text="只分析A列和B列。").stored[0]
-    unpinned = facts.set_pinned("u1", first.id, False)
+    unpinned = facts.set_pinned("u1", first.id, pinned=False)
     assert not unpinned.pinned and unpinned.version == first.version + 1
     assert [f.pinned for f in facts.history("u1", first.id)] == [True, False]
-    assert facts.set_pinned("u1", unpinned.id, False) == unpinned
+    assert facts.set_pinned("u1", unpinned.id, pinned=False) == unpinned
 
 
 def test_hard_delete_removes_every_version(facts: FactMemory, store: Store) -> None:

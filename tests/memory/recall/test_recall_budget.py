@@ -86,9 +86,9 @@ def check(result: RecallResult, candidates: list[Snippet], budget: int, counter:
     assert bool(omitted.pinned_over_budget) == any("pinned" in warning for warning in result.warnings)
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_random_inputs_never_exceed_the_budget(counter: TokenCounter, seed: int) -> None:
-    rng = random.Random(seed)
+@pytest.mark.parametrize("trial", range(8))
+def test_random_inputs_never_exceed_the_budget(counter: TokenCounter, seed: int, trial: int) -> None:
+    rng = random.Random(f"{seed}/{trial}")
     for _ in range(60):
         candidates = [random_snippet(rng, index, counter) for index in range(rng.randint(0, 25))]
         budget = random_budget(rng)
@@ -97,8 +97,8 @@ def test_random_inputs_never_exceed_the_budget(counter: TokenCounter, seed: int)
         check(result, candidates, budget, counter)
 
 
-def test_many_candidates_fill_the_budget_tightly(counter: TokenCounter) -> None:
-    rng = random.Random(42)
+def test_many_candidates_fill_the_budget_tightly(counter: TokenCounter, seed: int) -> None:
+    rng = random.Random(seed)
     candidates = [random_snippet(rng, index, counter) for index in range(200)]
     for budget in (0, 1, 50, 500, 2000, 20000):
         result = pack(candidates, budget, RecallConfig(), counter)

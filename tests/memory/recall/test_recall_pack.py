@@ -188,9 +188,9 @@ def test_unused_share_flows_to_other_tiers(snip: MakeSnippet, counter: TokenCoun
     assert result.used_tokens > 0.9 * 200  # far beyond the 40% experience share
 
 
-def test_each_tier_gets_its_share_when_all_want_more(snip: MakeSnippet, counter: TokenCounter) -> None:
+def test_each_tier_gets_its_share_when_all_want_more(snip: MakeSnippet, counter: TokenCounter, seed: int) -> None:
     tasks = [snip("task", f"t{index:02}", f"Task step {index}: check the loader output.", 0.95) for index in range(40)]
-    shuffled = random.Random(5)
+    shuffled = random.Random(seed)
     memories = [
         snip("experience", f"e{index:02}", "".join(shuffled.sample(HANZI, 12)) + "。", 0.5) for index in range(40)
     ]

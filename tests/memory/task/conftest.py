@@ -1,52 +1,18 @@
-"""Task-tier fixtures: a real store under tmp_path, the real tokenizer, and a clock the test moves by hand."""
+"""Task-tier fixtures: a real store under tmp_path (no model loaded) and TaskMemory over it on the test clock."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
 from memory.config import Config
-from memory.embedding import EmbedderIdentity
+from memory.embedding import MINILM
 from memory.store import Store, open_store
 from memory.task import TaskMemory
-from memory.tokens import TokenCounter, get_counter
-
-MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
-
-
-class HandClock:
-    """A Clock that stands still until the test moves it."""
-
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        """Move time forward."""
-        self.now += timedelta(seconds=seconds)
-
-
-@pytest.fixture()
-def clock() -> HandClock:
-    """Time starts at 2026-11-30 08:00:00 UTC."""
-    return HandClock(datetime(2026, 11, 30, 8, 0, 0, tzinfo=timezone.utc))
-
-
-@pytest.fixture()
-def advance(clock: HandClock) -> Callable[[float], None]:
-    """Move the test clock forward by some seconds."""
-    return clock.advance
-
-
-@pytest.fixture()
-def counter() -> TokenCounter:
-    """The real cl100k counter."""
-    return get_counter()
+from memory.tokens import TokenCounter
+from tests.conftest import ManualClock
 
 
 @pytest.fixture()
@@ -72,7 +38,7 @@ def reopen(config: Config) -> Iterator[Callable[[], Store]]:
 
 
 @pytest.fixture()
-def make_tasks(store: Store, counter: TokenCounter, config: Config, clock: HandClock) -> Callable[..., TaskMemory]:
+def make_tasks(store: Store, counter: TokenCounter, config: Config, clock: ManualClock) -> Callable[..., TaskMemory]:
     """Build a TaskMemory over the test store with some [tasks] settings changed."""
 
     def make(**settings: Any) -> TaskMemory:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ from memory.errors import ValidationError
 from memory.store import Store
 from memory.task import KINDS, TaskMemory
 from memory.tokens import TokenCounter
+from tests.conftest import ManualClock
 
 
 @pytest.mark.parametrize("text", ["Ran pytest: 3 failed, 41 passed.", "运行测试：三个失败，四十一个通过。"])
@@ -91,13 +91,12 @@ def test_items_survive_a_restart_until_they_expire(
     reopen: Callable[[], Store],
     counter: TokenCounter,
     config: Config,
-    clock: Callable[[], datetime],
-    advance: Callable[[float], None],
+    clock: ManualClock,
 ) -> None:
     key = TaskMemory(store, counter, config.tasks, clock).add("u1", "t1", "plan", "计划：先读后写").key
     store.close()
     restarted = TaskMemory(reopen(), counter, config.tasks, clock)
     assert restarted.get("u1", "t1", key).text == "计划：先读后写"
     assert restarted.add("u1", "t1", "note", "next").key == "t1/r2"
-    advance(config.tasks.default_ttl_s)
+    clock.advance(config.tasks.default_ttl_s)
     assert restarted.snippets("u1", "t1") == []

@@ -9,6 +9,7 @@ import pytest
 from memory.errors import NotFoundError, ValidationError
 from memory.store import Store
 from memory.task import TaskMemory
+from tests.conftest import ManualClock
 
 
 def _family(tasks: TaskMemory) -> None:
@@ -92,32 +93,32 @@ def test_a_parent_cannot_change_but_may_be_set_once(tasks: TaskMemory) -> None:
 
 
 def test_child_activity_keeps_ancestors_alive(make_tasks: Callable[..., TaskMemory],
-                                              advance: Callable[[float], None]) -> None:
+                                              clock: ManualClock) -> None:
     tasks = make_tasks(default_ttl_s=100)
     tasks.add("u1", "root", "plan", "plan")
     tasks.add("u1", "mid", "note", "mid", parent_task_id="root")
     tasks.add("u1", "leaf", "note", "leaf", parent_task_id="mid")
     for _ in range(3):
-        advance(90)
+        clock.advance(90)
         tasks.add("u1", "leaf", "note", "still working")
     assert [i.text for i in tasks.list_items("u1", "root")] == ["plan"]
 
 
 def test_an_expired_parent_takes_its_subtree_with_it(make_tasks: Callable[..., TaskMemory],
-                                                     advance: Callable[[float], None], store: Store) -> None:
+                                                     clock: ManualClock, store: Store) -> None:
     tasks = make_tasks(default_ttl_s=100)
     tasks.add("u1", "root", "plan", "plan")
     tasks.add("u1", "kid", "result", "answer", parent_task_id="root")
-    advance(100)
+    clock.advance(100)
     assert tasks.purge_expired() == 2
     assert store.db.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
 
 
 def test_an_expired_parent_cannot_be_named(make_tasks: Callable[..., TaskMemory],
-                                           advance: Callable[[float], None]) -> None:
+                                           clock: ManualClock) -> None:
     tasks = make_tasks(default_ttl_s=100)
     tasks.add("u1", "root", "plan", "plan")
-    advance(100)
+    clock.advance(100)
     with pytest.raises(NotFoundError, match="parent task 'root' does not exist"):
         tasks.add("u1", "kid", "note", "late", parent_task_id="root")
 
