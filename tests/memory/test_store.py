@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memory.bullet import BULLET_FORMAT, body_cost
 from memory.config import Config
 from memory.embedding import MINILM, Embedder, EmbedderIdentity
 from memory.errors import StoreMismatchError
 from memory.experience import lexical
+from memory.experience.model import indexed_text
 from memory.schema import SCHEMA_VERSION
 from memory.service import Memory
 from memory.store import collection_name, open_store
@@ -99,6 +101,25 @@ def test_a_version_2_store_gets_its_term_counts(config: Config) -> None:
     }
     assert lexical.frequencies(store.db, ("alpha", "饺子", "gamma")) == (3, {"alpha": 2, "饺子": 1, "gamma": 0})
     store.close()
+
+
+@pytest.mark.parametrize("text", ["The loader retries a failed batch twice.", "加载器会把失败的批次重试两次。"],
+                         ids=["en", "zh"])
+def test_stored_bullet_costs_are_recounted_under_another_bullet_format(
+    config: Config, embedder: Embedder, text: str
+) -> None:
+    with Memory(config, embedder=embedder) as memory:
+        memory.add_document("ns", text, title="Ops")
+        db = memory.store.db
+        assert db.execute("SELECT value FROM meta WHERE key = 'bullet_format'").fetchone()[0] == str(BULLET_FORMAT)
+        # A store written under another bullet format, whose stored costs no longer match the renderer.
+        db.execute("UPDATE meta SET value = '0' WHERE key = 'bullet_format'")
+        db.execute("UPDATE chunks SET line_tokens = 9999")
+    with Memory(config, embedder=embedder) as memory:
+        rows = memory.store.db.execute("SELECT text, heading, line_tokens FROM chunks").fetchall()
+        assert rows and all(cost == body_cost(indexed_text(t, h), memory.counter) for t, h, cost in rows)
+        assert memory.store.db.execute("SELECT value FROM meta WHERE key = 'bullet_format'").fetchone()[0] == str(BULLET_FORMAT)
+        assert memory.recall("ns", text, 200).items[0].tokens < 9999
 
 
 def test_collections_are_per_namespace_and_keep_our_vectors(config: Config) -> None:
