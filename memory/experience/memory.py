@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import threading
 from collections.abc import Mapping, Sequence
@@ -14,7 +13,7 @@ from memory.chunking import chunk_text
 from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
 from memory.errors import NotFoundError, StoreError, ValidationError
-from memory.experience import catalog, context
+from memory.experience import catalog, checks, context
 from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
@@ -40,28 +39,7 @@ from memory.tokens import TokenCounter
 
 __all__ = ["ExperienceMemory"]
 
-_KINDS = ("document", "memory")
 _log = logging.getLogger(__name__)
-
-
-def _require_text(value: object, name: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
-    return storable(value, name)
-
-
-def _check_record(name: str, metadata: Mapping[str, Any], texts: Mapping[str, object]) -> None:
-    """Every text field storable, and the metadata plain JSON that SQLite and the API can read back (no NaN)."""
-    for field_name, value in texts.items():
-        if isinstance(value, str):
-            storable(value, f"{name}.{field_name}")
-    try:
-        encoded = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(
-            f"{name}.metadata must hold JSON values only (strings, finite numbers, lists, objects): {exc}"
-        ) from None
-    storable(encoded, f"{name}.metadata")
 
 
 class ExperienceMemory:
@@ -101,17 +79,17 @@ class ExperienceMemory:
     ) -> DocumentResult:
         """Store or replace a chunked document as one unit; an unchanged document costs one read, no embedding."""
         check_namespace(namespace)
-        _check_record("document", metadata or {}, {
+        checks.check_record("document", metadata or {}, {
             "doc_id": doc_id, "title": title, "source": source, "project": project, "speaker": speaker,
             **{f"tags[{i}]": t for i, t in enumerate(tags)},
             **{f"chunks[{i}].text": getattr(c, "text", None) for i, c in enumerate(chunks)},
             **{f"chunks[{i}].heading": getattr(c, "heading", None) for i, c in enumerate(chunks)},
         })
         doc = DocumentInput(
-            doc_id=_require_text(doc_id, "doc_id"), chunks=self._check_chunks(doc_id, chunks),
-            content_hash=_require_text(content_hash, "content_hash"), kind=self._check_kind(kind), title=title,
+            doc_id=checks.require_text(doc_id, "doc_id"), chunks=checks.check_chunks(doc_id, chunks),
+            content_hash=checks.require_text(content_hash, "content_hash"), kind=checks.check_kind(kind), title=title,
             source=source, created_at=created_at, updated_at=updated_at, metadata=dict(metadata or {}),
-            project=project, tags=self._check_tags(tags), speaker=speaker,
+            project=project, tags=checks.check_tags(tags), speaker=speaker,
         )
         return self._writer.write(namespace, [doc])[0]
 
@@ -166,8 +144,8 @@ class ExperienceMemory:
         now = to_iso(self._clock())
         docs = []
         for i, turn in enumerate(turns):
-            text = _require_text(turn.text, f"turns[{i}].text")
-            _check_record(f"turns[{i}]", turn.metadata, {
+            text = checks.require_text(turn.text, f"turns[{i}].text")
+            checks.check_record(f"turns[{i}]", turn.metadata, {
                 "speaker": turn.speaker, "source": turn.source, "project": turn.project, "doc_id": turn.doc_id,
                 **{f"tags[{j}]": t for j, t in enumerate(turn.tags)},
             })
@@ -179,7 +157,7 @@ class ExperienceMemory:
                 chunks=(ChunkInput(text=text),),
                 content_hash=hashlib.sha256(f"{turn.speaker or ''}\0{text}".encode()).hexdigest(),
                 kind="memory", source=turn.source, created_at=when, updated_at=when,
-                metadata=dict(turn.metadata), project=turn.project, tags=self._check_tags(turn.tags),
+                metadata=dict(turn.metadata), project=turn.project, tags=checks.check_tags(turn.tags),
                 speaker=turn.speaker,
             ))
         return self._writer.write(namespace, docs)
@@ -282,29 +260,3 @@ class ExperienceMemory:
         check_length(query, self._config.limits.max_query_chars, "query", "limits.max_query_chars")
         if reach_tokens is not None and (isinstance(reach_tokens, bool) or not isinstance(reach_tokens, int)):
             raise ValidationError(f"reach_tokens must be a whole number of tokens or None, got {reach_tokens!r}")
-
-    @staticmethod
-    def _check_chunks(doc_id: str, chunks: Sequence[ChunkInput]) -> tuple[ChunkInput, ...]:
-        if not chunks:
-            raise ValidationError(f"document {doc_id!r} needs at least one chunk, got none; skip empty documents")
-        ordinals = [c.ordinal for c in chunks]
-        if len(set(ordinals)) != len(ordinals):
-            raise ValidationError(f"document {doc_id!r}: chunk ordinals must be distinct, got {sorted(ordinals)}")
-        for chunk in chunks:
-            if not isinstance(chunk, ChunkInput) or not chunk.text.strip():
-                raise ValidationError(
-                    f"document {doc_id!r}: every chunk must be a ChunkInput with text, got {chunk!r}"
-                )
-        return tuple(chunks)
-
-    @staticmethod
-    def _check_kind(kind: str) -> DocumentKind:
-        if kind not in _KINDS:
-            raise ValidationError(f"kind must be one of {', '.join(_KINDS)}, got {kind!r}")
-        return kind  # type: ignore[return-value]
-
-    @staticmethod
-    def _check_tags(tags: Sequence[str]) -> tuple[str, ...]:
-        if isinstance(tags, str) or not all(isinstance(t, str) and t for t in tags):
-            raise ValidationError(f"tags must be a list of non-empty strings, got {tags!r}")
-        return tuple(tags)
