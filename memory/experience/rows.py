@@ -33,6 +33,14 @@ class Rows(Mapping[str, ChunkRow]):
     def __len__(self) -> int:
         return len(self._rows)
 
+    # Ranking asks these once or twice per candidate: the dict's own, not Mapping's generic ones over __getitem__.
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self._rows
+
+    def get(self, chunk_id: str, default: ChunkRow | None = None) -> ChunkRow | None:  # type: ignore[override]
+        """The row of `chunk_id` if it has been read, else `default`."""
+        return self._rows.get(chunk_id, default)
+
     def read(self, chunk_ids: Iterable[str]) -> set[str]:
         """Read the rows of the ids not read yet; returns the ids asked for that have no row (absent)."""
         asked = list(dict.fromkeys(chunk_ids))
