@@ -8,7 +8,7 @@ the most it can scale a fused score by. A new boost declares its own and the cut
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from memory.experience.catalog import ChunkRow
@@ -48,8 +48,17 @@ class Boosts:
         return fused
 
 
-def boosted(fused: list[Fused], favoured: set[str], factor: float) -> list[Fused]:
-    """`fused` with the `favoured` chunks' scores scaled by `factor`, best first (the same list when none is)."""
+def boosted(
+    fused: list[Fused], rows: Mapping[str, ChunkRow], matches: Callable[[ChunkRow], bool], factor: float
+) -> list[Fused]:
+    """`fused` with the scores of the candidates whose row `matches` scaled by `factor`, best first.
+
+    Only candidates with a row in `rows` are looked at; the same list comes back when the factor is 1 or no
+    candidate matches.
+    """
+    if factor == 1.0 or not fused:
+        return fused
+    favoured = {f.chunk_id for f in fused if (row := rows.get(f.chunk_id)) is not None and matches(row)}
     if not favoured:
         return fused
     out = [f._replace(score=f.score * factor) if f.chunk_id in favoured else f for f in fused]

@@ -77,17 +77,11 @@ class DateBoost:
 
     def __init__(self, query: str, weight: float) -> None:
         self._periods = periods(query)
-        self._factor = 1.0 + weight
-        self.span = (1.0, self._factor) if weight > 0 and self._periods else (1.0, 1.0)
+        self.span = (1.0, 1.0 + weight) if weight > 0 and self._periods else (1.0, 1.0)
 
     def favour(self, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
-        """`fused` with the memories from the named periods raised, best first; only candidates with a row in `rows`
-        are looked at, and the same list comes back when the weight is 0, no period is named or none is from then."""
-        if self.span[1] == 1.0 or not fused:
-            return fused
-        favoured = set()
-        for f in fused:
-            row = rows.get(f.chunk_id)
-            if row is not None and any(row.updated_at.startswith(p) for p in self._periods):
-                favoured.add(f.chunk_id)
-        return boosted(fused, favoured, self._factor)
+        """`fused` with the memories from the named periods raised, best first (see boosts.boosted)."""
+        return boosted(fused, rows, self._from_named, self.span[1])
+
+    def _from_named(self, row: ChunkRow) -> bool:
+        return any(row.updated_at.startswith(p) for p in self._periods)

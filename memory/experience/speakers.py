@@ -48,18 +48,12 @@ class SpeakerBoost:
 
     def __init__(self, query: str, weight: float) -> None:
         self._named = names(query)
-        self._factor = 1.0 + weight
         # Whose turns a candidate holds is known only from its row: any candidate may be raised.
-        self.span = (1.0, self._factor) if weight > 0 else (1.0, 1.0)
+        self.span = (1.0, 1.0 + weight) if weight > 0 else (1.0, 1.0)
 
     def favour(self, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
-        """`fused` with the named speakers' turns raised, best first; only candidates with a row in `rows` are
-        looked at, and the same list comes back when the weight is 0 or no candidate's speaker is named."""
-        if self.span[1] == 1.0 or not fused:
-            return fused
-        favoured = set()
-        for f in fused:
-            row = rows.get(f.chunk_id)
-            if row is not None and row.kind == "memory" and row.speaker and self._named(row.speaker):
-                favoured.add(f.chunk_id)
-        return boosted(fused, favoured, self._factor)
+        """`fused` with the named speakers' turns raised, best first (see boosts.boosted)."""
+        return boosted(fused, rows, self._said_by_named, self.span[1])
+
+    def _said_by_named(self, row: ChunkRow) -> bool:
+        return row.kind == "memory" and row.speaker is not None and self._named(row.speaker)
