@@ -19,7 +19,8 @@ router = APIRouter(prefix="/v1/facts", tags=["facts"])
 
 @router.post("", response_model=FactChangePublic)
 def observe(body: FactObserve, memory: MemoryDep, access: AccessDep) -> FactChangePublic:
-    """Extract facts from a user message by rules and store them (superseding older versions of a key)."""
+    """Extract facts from a user message by rules and store them (superseding older versions of a key); every
+    sentence of the message gets one outcome: stored, superseded or ignored with the reason."""
     namespace = access.namespace(body.namespace)
     return FactChangePublic.of(memory.facts.observe(namespace, body.text, scope=body.scope, source=body.source))
 

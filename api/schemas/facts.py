@@ -5,9 +5,11 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from api.schemas.base import Namespace, RequestModel, Scope
-from memory.facts.records import FactChange, FactRecord
+from memory.facts.records import FactChange, FactRecord, Outcome, OutcomeKind
 
-__all__ = ["FactChangePublic", "FactListPublic", "FactObserve", "FactPin", "FactPublic", "IgnoredPublic"]
+__all__ = [
+    "FactChangePublic", "FactListPublic", "FactObserve", "FactPin", "FactPublic", "IgnoredPublic", "OutcomePublic",
+]
 
 
 class FactObserve(RequestModel):
@@ -56,18 +58,35 @@ class FactPublic(BaseModel):
 
 
 class IgnoredPublic(BaseModel):
-    """A clause that was not stored, and why."""
+    """A sentence or clause that stored nothing, and why."""
 
     text: str
     reason: str
 
 
+class OutcomePublic(BaseModel):
+    """What one sentence (or clause) of the message became."""
+
+    text: str
+    outcome: OutcomeKind = Field(description="stored, superseded (a new version of a known key) or ignored")
+    reason: str | None = Field(default=None, description="why nothing was stored (ignored only)")
+    facts: list[str] = Field(default=[], description="ids of the facts it stands for now")
+    supersedes: list[str] = Field(default=[], description="ids of the older versions it replaced")
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> OutcomePublic:
+        """From a library outcome."""
+        return cls(text=outcome.text, outcome=outcome.outcome, reason=outcome.reason, facts=list(outcome.facts),
+                   supersedes=list(outcome.supersedes))
+
+
 class FactChangePublic(BaseModel):
-    """What a write stored, superseded and ignored."""
+    """What a write stored, superseded and ignored, and the outcome of every sentence in message order."""
 
     stored: list[FactPublic]
     superseded: list[FactPublic]
     ignored: list[IgnoredPublic]
+    outcomes: list[OutcomePublic]
 
     @classmethod
     def of(cls, change: FactChange) -> FactChangePublic:
@@ -76,6 +95,7 @@ class FactChangePublic(BaseModel):
             stored=[FactPublic.of(r) for r in change.stored],
             superseded=[FactPublic.of(r) for r in change.superseded],
             ignored=[IgnoredPublic(text=t, reason=r) for t, r in change.ignored],
+            outcomes=[OutcomePublic.of(o) for o in change.outcomes],
         )
 
 

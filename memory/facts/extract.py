@@ -1,4 +1,9 @@
-"""Turn one user message into facts by matching the rule set sentence by sentence, clause by clause."""
+"""Turn one user message into facts by matching the rule set sentence by sentence, clause by clause.
+
+Every sentence ends in a Clause: its facts, or the reason it has none. A sentence is cut into clauses where a
+conjunction opens a clause with its own subject (markers new_clause), then at commas; one that reads best whole
+stays one Clause.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +11,20 @@ import re
 from dataclasses import dataclass, field
 
 from memory.facts import guards
-from memory.facts.model import ExtractedFact, Extraction, Ignored
+from memory.facts.model import Clause, ExtractedFact, Extraction, Ignored
 from memory.facts.normalize import agree, normalize_group, normalize_key, strip_edges
 from memory.facts.rules import Markers, Rule, RuleSet
 from memory.facts.sentences import (
     Span,
     find_quotes,
-    fold_width,
     has_cjk,
     prepare,
+    split_at,
     split_clauses,
     split_sentences,
 )
 
-__all__ = ["ExtractedFact", "Extraction", "Ignored", "extract", "normalize_key"]
+__all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored", "extract", "normalize_key"]
 
 # A constraint is said in a clause, not a page: longer stretches are skipped rather than searched, and an
 # "and" chain is split at its first few conjunctions only, so extraction time stays linear in the message.
@@ -27,18 +32,16 @@ _MAX_UNIT = 400
 _MAX_SPLITS = 8
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _SUFFIX = re.compile(r"_\d+$")
+_WORD = re.compile(r"[^\W_]")
 
 
 @dataclass
-class _Found:
-    """Facts and rejections gathered for one stretch of text."""
+class _Unit:
+    """One sentence or clause being read: where it is in the message, its facts, or why it has none."""
 
+    span: Span
     facts: list[ExtractedFact] = field(default_factory=list[ExtractedFact])
-    ignored: list[Ignored] = field(default_factory=list[Ignored])
-
-    def extend(self, other: _Found) -> None:
-        self.facts.extend(other.facts)
-        self.ignored.extend(other.ignored)
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -57,25 +60,22 @@ class _Message:
 
 
 def extract(text: str, rules: RuleSet) -> Extraction:
-    """Extract the user's constraints and preferences from one message."""
+    """Extract the user's constraints and preferences from one message, accounting for every sentence."""
     prepared = prepare(text, rules.code_lines)
-    found = _Found()
-    for span in prepared.code:
-        _reject(text, span, guards.CODE, rules, found)
-    work = _mask_quotes(text, prepared.text, rules, found)
+    masked = [_Unit(span, reason=guards.CODE) for span in prepared.code]
+    work = _mask_quotes(prepared.text, rules, masked)
     message = _Message(original=text, work=work, rules=rules)
-    for sentence in split_sentences(work):
-        found.extend(_sentence(message, sentence))
-    return Extraction(facts=_dedupe(found.facts), ignored=tuple(dict.fromkeys(found.ignored)))
+    units = [unit for sentence in split_sentences(work) for unit in _sentence(message, sentence)]
+    return _assemble(text, units, masked)
 
 
-def _mask_quotes(original: str, work: str, rules: RuleSet, found: _Found) -> str:
+def _mask_quotes(work: str, rules: RuleSet, masked: list[_Unit]) -> str:
     # Quoted instructions belong to someone else; a quoted bare term ("eval") is just a name.
     for quote in find_quotes(work):
         inner = work[quote.inner.start:quote.inner.end]
         markers = rules.markers["zh" if has_cjk(inner) else "en"]
         if guards.looks_like_constraint(inner, markers):
-            found.ignored.append(Ignored(original[quote.inner.start:quote.inner.end].strip(), guards.QUOTED))
+            masked.append(_Unit(quote.outer, reason=guards.QUOTED))
             blank = (quote.outer.start, quote.outer.end)
             work = work[:blank[0]] + " " * (blank[1] - blank[0]) + work[blank[1]:]
         else:
@@ -85,21 +85,43 @@ def _mask_quotes(original: str, work: str, rules: RuleSet, found: _Found) -> str
     return work
 
 
-def _sentence(message: _Message, span: Span) -> _Found:
+def _sentence(message: _Message, span: Span) -> list[_Unit]:
+    markers = message.rules.markers[message.lang(span)]
+    start, end = strip_edges(message.work, span.start, span.end, markers)
+    units: list[_Unit] = []
+    if start < end:
+        verdict = guards.judge_sentence(message.work[start:span.end], markers)
+        if verdict is not None:
+            return [_Unit(span, reason=verdict.reason)]
+        # Either language's new-clause conjunctions cut a sentence that mixes the two.
+        parts = split_at(message.work, Span(start, end), (m.new_clause for m in message.rules.markers.values()))
+        units = [unit for part in parts for unit in _part(message, span if len(parts) == 1 else part)]
+    if not units:  # only greetings, thanks and the like ("Thanks!", "OK, got it.")
+        return [_Unit(span, reason=guards.NO_FACT)] if _WORD.search(message.work, span.start, span.end) else []
+    # The sentence's edges (lead-ins, trailers, the closing mark) belong to its first and last clause.
+    units[0].span = Span(span.start, units[0].span.end)
+    units[-1].span = Span(units[-1].span.start, span.end)
+    return units
+
+
+def _part(message: _Message, span: Span) -> list[_Unit]:
     markers = message.rules.markers[message.lang(span)]
     start, end = strip_edges(message.work, span.start, span.end, markers)
     if start >= end:
-        return _Found()
-    verdict = guards.judge_sentence(message.work[start:span.end], markers)
-    if verdict is not None:
-        found = _Found()
-        _reject(message.original, span, verdict.reason, message.rules, found)
-        return found
+        return []
     whole: list[ExtractedFact] = []
     if guards.judge_clause(message.work[start:end], markers) is None:
         whole = _match_unit(message, span, {})
     by_clause = _clauses(message, Span(start, end))
-    return _Found(facts=whole) if _prefer_whole(whole, by_clause.facts) else by_clause
+    split = [fact for unit in by_clause for fact in unit.facts]
+    # Whole only when it reads more than the clauses do: the same facts keep the clauses, each accounted for.
+    if _prefer_whole(whole, split) and (len(by_clause) == 1 or _said(whole) != _said(split)):
+        return [_Unit(span, whole)]
+    return by_clause
+
+
+def _said(facts: list[ExtractedFact]) -> set[tuple[str, str]]:
+    return {(fact.key, fact.value.lower()) for fact in facts}
 
 
 def _prefer_whole(whole: list[ExtractedFact], by_clause: list[ExtractedFact]) -> bool:
@@ -120,8 +142,8 @@ def _list_like(value: str) -> bool:
     return all(len(part.strip()) <= 4 if has_cjk(part) else len(part.split()) <= 3 for part in value.split(",")[1:])
 
 
-def _clauses(message: _Message, span: Span) -> _Found:
-    found = _Found()
+def _clauses(message: _Message, span: Span) -> list[_Unit]:
+    units: list[_Unit] = []
     carry: guards.Verdict | None = None
     for clause in split_clauses(message.work, span):
         markers = message.rules.markers[message.lang(clause)]
@@ -131,11 +153,14 @@ def _clauses(message: _Message, span: Span) -> _Found:
         verdict = guards.judge_clause(message.work[start:end], markers)
         if verdict is not None or carry is not None:
             reason = verdict.reason if verdict is not None else carry.reason if carry is not None else ""
-            _reject(message.original, clause, reason, message.rules, found)
+            units.append(_Unit(clause, reason=reason))
             carry = verdict if verdict is not None and verdict.carries else None
             continue
-        found.facts.extend(_match_unit(message, clause, {}))
-    return found
+        facts = _match_unit(message, clause, {})
+        units.append(_Unit(clause, facts, None if facts else guards.NO_FACT if end - start <= _MAX_UNIT else (
+            f"too long to read as one instruction: {end - start} characters without a sentence or clause break "
+            f"(at most {_MAX_UNIT} are read)")))
+    return units
 
 
 def _match_unit(message: _Message, span: Span, memo: dict[tuple[Span, bool], list[ExtractedFact]],
@@ -206,17 +231,26 @@ def _build(rule: Rule, match: re.Match[str], rules: RuleSet, lang: str, text: st
     return ExtractedFact(key=normalize_key(rule.kind, subject), value=value, kind=rule.kind, text=text, rule=rule.id)
 
 
-def _reject(original: str, span: Span, reason: str, rules: RuleSet, found: _Found) -> None:
-    text = original[span.start:span.end].strip()
-    if guards.looks_like_constraint(fold_width(text), rules.markers["zh" if has_cjk(text) else "en"]):
-        found.ignored.append(Ignored(text=text, reason=reason))
-
-
-def _dedupe(facts: list[ExtractedFact]) -> tuple[ExtractedFact, ...]:
+def _assemble(original: str, units: list[_Unit], masked: list[_Unit]) -> Extraction:
+    # Quoted or code text inside a sentence without facts is why it has none; elsewhere it is a clause of its own.
+    for mark in masked:
+        holder = next((u for u in units if u.span.start <= mark.span.start and mark.span.end <= u.span.end), None)
+        if holder is None:
+            units.append(mark)
+        elif not holder.facts:
+            holder.reason = mark.reason
     seen: set[tuple[str, str]] = set()
-    kept: list[ExtractedFact] = []
-    for fact in facts:
-        if (fact.key, fact.value.lower()) not in seen:
-            seen.add((fact.key, fact.value.lower()))
-            kept.append(fact)
-    return tuple(kept)
+    clauses: list[Clause] = []
+    for unit in sorted(units, key=lambda u: u.span.start):
+        fresh: list[ExtractedFact] = []
+        for fact in unit.facts:
+            if (fact.key, fact.value.lower()) not in seen:
+                seen.add((fact.key, fact.value.lower()))
+                fresh.append(fact)
+        reason = (unit.reason or guards.NO_FACT) if not unit.facts else None if fresh else guards.REPEATED
+        clauses.append(Clause(original[unit.span.start:unit.span.end].strip(), tuple(fresh), reason))
+    return Extraction(
+        facts=tuple(fact for clause in clauses for fact in clause.facts),
+        ignored=tuple(Ignored(c.text, c.reason or guards.NO_FACT) for c in clauses if not c.facts),
+        clauses=tuple(clauses),
+    )

@@ -9,8 +9,10 @@ from memory.facts.rules import Markers
 __all__ = [
     "CODE",
     "HYPOTHETICAL",
+    "NO_FACT",
     "QUESTION",
     "QUOTED",
+    "REPEATED",
     "REPORTED",
     "Verdict",
     "judge_clause",
@@ -23,6 +25,8 @@ HYPOTHETICAL = "hypothetical, not a standing instruction"
 REPORTED = "reported speech, not the user's own instruction"
 QUOTED = "quoted text, not the user's own instruction"
 CODE = "code, not prose"
+NO_FACT = "no constraint, preference or profile statement found"
+REPEATED = "says again what an earlier sentence of this message said"
 _TAIL_NOISE = " \t,.:;!?'\"-—…。、了吧啊呀哦"
 
 
@@ -60,5 +64,5 @@ def judge_clause(clause: str, markers: Markers) -> Verdict | None:
 
 
 def looks_like_constraint(text: str, markers: Markers) -> bool:
-    """True when rejected text contains a constraint cue, so the rejection is worth reporting."""
+    """True when text contains a constraint cue: a quoted instruction, not a quoted name ("eval")."""
     return markers.cue is not None and markers.cue.search(text) is not None

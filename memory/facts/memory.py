@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from memory.clock import Clock, to_iso
 from memory.config import FactsConfig, LimitsConfig
 from memory.errors import NotFoundError, ValidationError
+from memory.facts import guards
 from memory.facts.extract import extract
-from memory.facts.model import ExtractedFact
-from memory.facts.records import FactChange, FactRecord, FactRecords
+from memory.facts.model import Clause, ExtractedFact
+from memory.facts.records import FactChange, FactRecord, FactRecords, Outcome
 from memory.facts.rules import RuleSet
 from memory.limits import check_length
 from memory.snippet import Snippet
@@ -49,15 +50,17 @@ class FactMemory:
         self._rows = FactRecords()
 
     def observe(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None) -> FactChange:
-        """Extract facts from a user message by rules and store them; a fact on a known key supersedes it."""
+        """Extract facts from a user message by rules and store them; a fact on a known key supersedes it.
+
+        Every sentence of the message gets one outcome: stored, superseded (a new version of a known key) or
+        ignored with the reason.
+        """
         check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         text = _check_text(text)
         check_scope(scope)
-        extraction = extract(text, self._rules)
-        ignored = [(i.text, i.reason) for i in extraction.ignored]
-        if not extraction.facts and not ignored:
-            ignored.append((text[:200], "no constraint, preference or profile statement found"))
-        return self._write(namespace, scope, extraction.facts, source, pin=None, ignored=ignored)
+        # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
+        clauses = extract(text, self._rules).clauses or (Clause(text.strip(), (), guards.NO_FACT),)
+        return self._write(namespace, scope, clauses, source, pin=None)
 
     def pin(self, namespace: str, *, text: str | None = None, key: str | None = None, value: str | None = None,
             scope: str = "global", source: str | None = None) -> FactChange:
@@ -69,18 +72,20 @@ class FactMemory:
             raise ValidationError("pin either text, or key and value, not both")
         if text is not None:
             text = _check_text(text)
-            facts = extract(text, self._rules).facts or (
-                ExtractedFact(key="note:" + _digest(text), value=text, kind="note", text=text, rule="pinned-text"),
-            )
+            extraction = extract(text, self._rules)
+            # Text the rules find nothing in is pinned as it stands, as one note.
+            clauses = extraction.clauses if extraction.facts else (Clause(text, (ExtractedFact(
+                key="note:" + _digest(text), value=text, kind="note", text=text, rule="pinned-text"),)),)
         elif key is not None and value is not None:
             if not _KEY.fullmatch(key.strip() or " "):
                 raise ValidationError(f"key must be 1-200 characters, got {key[:80]!r}")
             value = _check_text(value, "value")
-            facts = (ExtractedFact(key=key.strip().lower(), value=value, kind="constraint",
-                                   text=f"{key.strip()}: {value}", rule="pinned-key"),)
+            fact = ExtractedFact(key=key.strip().lower(), value=value, kind="constraint",
+                                 text=f"{key.strip()}: {value}", rule="pinned-key")
+            clauses = (Clause(fact.text, (fact,)),)
         else:
             raise ValidationError("pin needs 'text', or both 'key' and 'value'")
-        return self._write(namespace, scope, facts, source, pin=True, ignored=[])
+        return self._write(namespace, scope, clauses, source, pin=True)
 
     def set_pinned(self, namespace: str, fact_id: str, *, pinned: bool) -> FactRecord:
         """Pin or unpin the fact in force for `fact_id`'s key, as a new version."""
@@ -118,12 +123,16 @@ class FactMemory:
             found = self._rows.get(db, namespace, fact_id)
             if found is None:
                 raise NotFoundError(f"fact {fact_id!r} does not exist in namespace {namespace!r}")
+            self._store.erase_later(db)  # the WAL still holds the deleted versions (memory.erase)
             return self._rows.delete_lineage(db, namespace, found.scope, found.key)
 
     def delete_namespace(self, namespace: str) -> int:
         """Hard-delete every fact of a namespace."""
         with self._store.transaction() as db:
-            return self._rows.delete_namespace(db, namespace)
+            removed = self._rows.delete_namespace(db, namespace)
+            if removed:
+                self._store.erase_later(db)
+            return removed
 
     def snippets(self, namespace: str, query: str, scopes: tuple[str, ...]) -> builtins.list[Snippet]:
         """Recall candidates: pinned facts score 1.0; others by how much of them the query mentions."""
@@ -146,30 +155,52 @@ class FactMemory:
             ))
         return found
 
-    def _write(self, namespace: str, scope: str, facts: Sequence[ExtractedFact], source: str | None,
-               pin: bool | None, ignored: builtins.list[tuple[str, str]]) -> FactChange:
+    def _write(self, namespace: str, scope: str, clauses: Sequence[Clause], source: str | None,
+               pin: bool | None) -> FactChange:
         stored: list[FactRecord] = []
         superseded: list[FactRecord] = []
+        outcomes: list[Outcome] = []
         with self._store.transaction() as db:
             now = to_iso(self._clock())
-            for fact in facts:
-                current = self._rows.current(db, namespace, scope, fact.key)
-                pinned = pin if pin is not None else (
-                    current.pinned if current else fact.kind in self._config.auto_pin_kinds)
-                if current and (current.value, current.kind, current.pinned) == (fact.value, fact.kind, pinned):
-                    ignored.append((fact.text, f"already known as {current.id} (version {current.version})"))
+            for clause in clauses:
+                if not clause.facts:
+                    outcomes.append(Outcome(clause.text, "ignored", clause.reason or guards.NO_FACT))
                     continue
-                record = FactRecord(
-                    id=FactRecords.new_id(), namespace=namespace, scope=scope, key=fact.key, value=fact.value,
-                    kind=fact.kind, text=fact.text, pinned=pinned,
-                    version=current.version + 1 if current else 1,
-                    created_at=now, updated_at=now, source=source, rule=fact.rule,
-                )
-                self._rows.insert(db, record)
-                if current:
-                    superseded.append(self._rows.supersede(db, current, record.id, now))
-                stored.append(record)
-        return FactChange(tuple(stored), tuple(superseded), tuple(ignored))
+                ids: list[str] = []
+                replaced: list[str] = []
+                known: list[FactRecord] = []
+                for fact in clause.facts:
+                    current = self._rows.current(db, namespace, scope, fact.key)
+                    pinned = pin if pin is not None else (
+                        current.pinned if current else fact.kind in self._config.auto_pin_kinds)
+                    if current and (current.value, current.kind, current.pinned) == (fact.value, fact.kind, pinned):
+                        ids.append(current.id)
+                        known.append(current)
+                        continue
+                    record = FactRecord(
+                        id=FactRecords.new_id(), namespace=namespace, scope=scope, key=fact.key, value=fact.value,
+                        kind=fact.kind, text=fact.text, pinned=pinned,
+                        version=current.version + 1 if current else 1,
+                        created_at=now, updated_at=now, source=source, rule=fact.rule,
+                    )
+                    self._rows.insert(db, record)
+                    if current:
+                        superseded.append(self._rows.supersede(db, current, record.id, now))
+                        replaced.append(current.id)
+                    stored.append(record)
+                    ids.append(record.id)
+                outcomes.append(_outcome(clause.text, ids, replaced, known))
+        ignored = tuple((o.text, o.reason or "") for o in outcomes if o.outcome == "ignored")
+        return FactChange(tuple(stored), tuple(superseded), ignored, tuple(outcomes))
+
+
+def _outcome(text: str, ids: builtins.list[str], replaced: builtins.list[str],
+             known: builtins.list[FactRecord]) -> Outcome:
+    # A clause whose facts were all known already stored nothing; one new fact is enough to count as stored.
+    if len(known) == len(ids):
+        said = ", ".join(f"{r.id} (version {r.version})" for r in known)
+        return Outcome(text, "ignored", f"already known: same value as {said}", tuple(ids))
+    return Outcome(text, "superseded" if replaced else "stored", None, tuple(ids), tuple(replaced))
 
 
 def _digest(text: str) -> str:

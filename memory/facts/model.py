@@ -1,10 +1,10 @@
-"""The frozen results of fact extraction: facts kept and clauses rejected."""
+"""The frozen results of fact extraction: facts kept, clauses rejected, and what became of every clause."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ExtractedFact", "Extraction", "Ignored"]
+__all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored"]
 
 
 @dataclass(frozen=True)
@@ -20,15 +20,25 @@ class ExtractedFact:
 
 @dataclass(frozen=True)
 class Ignored:
-    """A clause that looked like a constraint but was rejected, with a human-readable reason."""
+    """A clause that yielded no fact, with a human-readable reason."""
 
     text: str
     reason: str
 
 
 @dataclass(frozen=True)
+class Clause:
+    """One sentence of a message (or one clause, where the sentence was cut) and its facts, or why it has none."""
+
+    text: str
+    facts: tuple[ExtractedFact, ...]
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class Extraction:
-    """Everything extracted from one message."""
+    """Everything extracted from one message: its facts, the clauses without one, and every clause in order."""
 
     facts: tuple[ExtractedFact, ...]
     ignored: tuple[Ignored, ...]
+    clauses: tuple[Clause, ...] = ()

@@ -6,11 +6,14 @@ import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import sqlite_utils
 
-__all__ = ["FactChange", "FactRecord", "FactRecords"]
+__all__ = ["FactChange", "FactRecord", "FactRecords", "Outcome", "OutcomeKind"]
+
+# What became of one sentence: a new fact, a new version of a known one, or nothing (and why).
+OutcomeKind = Literal["stored", "superseded", "ignored"]
 
 
 @dataclass(frozen=True)
@@ -40,12 +43,29 @@ class FactRecord:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    """What one sentence (or clause) of a message became.
+
+    `facts`: the ids of the facts it stands for now (new versions, or the version in force when already known);
+    `supersedes`: the ids of the versions its facts replaced; `reason`: why nothing was stored (ignored only).
+    """
+
+    text: str
+    outcome: OutcomeKind
+    reason: str | None = None
+    facts: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class FactChange:
-    """What one write did: facts stored, the versions they superseded, and what was ignored and why."""
+    """What one write did: facts stored, the versions they superseded, what was ignored and why, and the
+    outcome of every sentence in message order (`ignored` is those outcomes that stored nothing)."""
 
     stored: tuple[FactRecord, ...]
     superseded: tuple[FactRecord, ...]
     ignored: tuple[tuple[str, str], ...]
+    outcomes: tuple[Outcome, ...] = ()
 
 
 _NAMES = tuple(f.name for f in dataclasses.fields(FactRecord))  # the facts table's columns, in order

@@ -24,7 +24,7 @@ KINDS: tuple[Kind, ...] = ("prohibition", "requirement", "limit", "preference", 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 MARKER_NAMES = (
     "question", "hypothetical", "conditional", "reported", "negated", "lead_in", "trailer", "cue",
-    "deictic", "light_verb", "filler", "conjunction",
+    "deictic", "light_verb", "filler", "conjunction", "new_clause",
 )
 
 # Fixed slots (profile, format, limit) win over open-ended verbs when both match one clause.
@@ -75,6 +75,7 @@ class Markers:
     light_verb: re.Pattern[str] | None
     filler: tuple[re.Pattern[str], ...]
     conjunction: re.Pattern[str] | None
+    new_clause: re.Pattern[str] | None
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ class _Merged:
             question=one["question"], hypothetical=one["hypothetical"], conditional=one["conditional"],
             reported=one["reported"], negated=one["negated"], lead_in=one["lead_in"], trailer=one["trailer"],
             cue=one["cue"], deictic=one["deictic"], light_verb=one["light_verb"], filler=fillers,
-            conjunction=one["conjunction"],
+            conjunction=one["conjunction"], new_clause=one["new_clause"],
         )
 
     def _alternation(self, patterns: Sequence[str]) -> re.Pattern[str] | None:

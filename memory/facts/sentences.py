@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "fold_width",
     "has_cjk",
     "prepare",
+    "split_at",
     "split_clauses",
     "split_sentences",
 ]
@@ -119,6 +121,20 @@ def split_clauses(text: str, span: Span) -> list[Span]:
     for match in _CLAUSE_BREAK.finditer(text, span.start, span.end):
         spans.append(Span(start, match.start()))
         start = match.end()
+    spans.append(Span(start, span.end))
+    return [s for s in (_trim(text, part) for part in spans) if s.end > s.start]
+
+
+def split_at(text: str, span: Span, breaks: Iterable[re.Pattern[str] | None]) -> list[Span]:
+    """Split a span where any of the patterns matches inside it, dropping the matched text."""
+    found = (m for pattern in breaks if pattern is not None for m in pattern.finditer(text, span.start, span.end))
+    cuts = sorted((m.start(), m.end()) for m in found if span.start < m.start() and m.end() < span.end)
+    spans: list[Span] = []
+    start = span.start
+    for cut_start, cut_end in cuts:
+        if cut_start >= start:  # a match overlapping the previous one is not a second cut
+            spans.append(Span(start, cut_start))
+            start = cut_end
     spans.append(Span(start, span.end))
     return [s for s in (_trim(text, part) for part in spans) if s.end > s.start]
 

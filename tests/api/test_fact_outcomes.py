@@ -1,0 +1,48 @@
+"""POST /v1/facts answers one outcome per sentence: stored, superseded or ignored with a reason, in both languages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+
+def _post(client: TestClient, text: str) -> dict[str, Any]:
+    response = client.post("/v1/facts", json={"namespace": "u1", "text": text})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The weather is nice today. Never use emojis.",
+         [("The weather is nice today.", "ignored"), ("Never use emojis.", "stored")]),
+        ("I am vegetarian and I prefer answers in bullet points.",
+         [("I am vegetarian", "ignored"), ("I prefer answers in bullet points.", "stored")]),
+        ("今天天气很好。我是素食者并且我喜欢简洁的回答。",
+         [("今天天气很好。", "ignored"), ("我是素食者", "ignored"), ("我喜欢简洁的回答。", "stored")]),
+    ],
+    ids=["two-sentences", "conjoined", "zh"],
+)
+def test_every_sentence_has_an_outcome(client: TestClient, text: str, expected: list[tuple[str, str]]) -> None:
+    body = _post(client, text)
+    assert [(o["text"], o["outcome"]) for o in body["outcomes"]] == expected
+    ignored = [o for o in body["outcomes"] if o["outcome"] == "ignored"]
+    assert [i["text"] for i in body["ignored"]] == [o["text"] for o in ignored]
+    assert all(i["reason"] for i in body["ignored"])
+    stored = [o for o in body["outcomes"] if o["outcome"] == "stored"]
+    assert [f for o in stored for f in o["facts"]] == [f["id"] for f in body["stored"]]
+
+
+def test_a_new_version_is_a_superseded_outcome_naming_the_old_one(client: TestClient) -> None:
+    first = _post(client, "My budget is under $500.")
+    second = _post(client, "Actually my budget is $800 now. 天气不错。")
+    (changed, plain) = second["outcomes"]
+    assert changed["outcome"] == "superseded" and changed["facts"] == [second["stored"][0]["id"]]
+    assert changed["supersedes"] == [first["stored"][0]["id"]] == [f["id"] for f in second["superseded"]]
+    assert (plain["text"], plain["outcome"]) == ("天气不错。", "ignored")
+    again = _post(client, "Actually my budget is $800 now.")
+    assert again["stored"] == [] and again["outcomes"][0]["outcome"] == "ignored"
+    assert again["outcomes"][0]["reason"].startswith("already known: same value")
