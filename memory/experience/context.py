@@ -4,7 +4,9 @@ neighbours' (the turns just before and after it, as memory.experience.catalog.ne
 A turn alone often says little ("Yes, last Tuesday!", "What did you learn there?"): the question or the answer
 around it carries the topic. So the vector Chroma searches for turn t is
     normalise(own(t) + turn_context × (own(turn before) + own(turn after)))
-where a neighbour counts only within neighbour_window_s. The embedder is not asked again: each turn's own
+where a neighbour counts only within neighbour_window_s. A turn stored without a timestamp has as neighbours the
+turns before and after it in its own conversation, however far apart (memory.experience.conversations); a turn
+with one, the closest turns in time that have theirs. The embedder is not asked again: each turn's own
 embedding is kept in SQLite (`turn_vectors`, per vector generation) and the mix is recomputed whenever a
 neighbour arrives, changes or leaves. The mix raises LoCoMo evidence recall at every budget, and the default
 turn_context was chosen on it: measured by `bench.recall_quality --library` (0 turns the mix off).
@@ -75,21 +77,38 @@ def own_vectors(db: sqlite_utils.Database, generation: int, ids: Sequence[str]) 
     return found
 
 
-# Every memory turn of a namespace (optionally within a time range) with its neighbours in the order of
-# catalog.neighbour_turns (time, then storage order), and the mix its vector was made with (generation :gen).
+# Every memory turn of a namespace (or those _PICKED) with its neighbours in the order of catalog.neighbour_turns
+# (time, then storage order; within its own conversation for a turn stored without a timestamp, NULL being the
+# timeline of the turns with one), its conversation, and the mix its vector was made with (generation :gen).
 _TURNS = """
-WITH turns AS (
-    SELECT c.id, c.updated_at, c.rowid AS stored, t.mix, t.vector IS NOT NULL AS kept
-    FROM chunks c
+WITH {picked} turns AS (
+    SELECT c.id, c.updated_at, c.rowid AS stored, t.mix, t.vector IS NOT NULL AS kept, v.conversation
+    FROM {chunks}
     JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id
     LEFT JOIN turn_vectors t ON t.id = c.id AND t.generation = :gen
-    WHERE c.namespace = :ns AND d.kind = 'memory' {range}
+    LEFT JOIN turn_conversations v ON v.namespace = c.namespace AND v.doc_id = c.doc_id
+    WHERE c.namespace = :ns AND d.kind = 'memory'
 )
-SELECT id, updated_at, mix, kept,
+SELECT id, updated_at, mix, kept, conversation,
        lag(id) OVER w, lag(updated_at) OVER w, lag(kept) OVER w,
        lead(id) OVER w, lead(updated_at) OVER w, lead(kept) OVER w
-FROM turns WINDOW w AS (ORDER BY updated_at, stored)
+FROM turns WINDOW w AS (PARTITION BY conversation ORDER BY updated_at, stored)
 """
+# The chunks within :low..:high, and every turn of a conversation that has a turn there: a conversation's
+# neighbours are not bounded in time. (A UNION, not an OR, and CROSS JOIN, which SQLite never reorders, keep every
+# step on an index: a conversation's few rows, never a scan of the namespace.)
+_PICKED = """
+touched AS (
+    SELECT DISTINCT v.conversation FROM chunks c
+    JOIN turn_conversations v ON v.namespace = c.namespace AND v.doc_id = c.doc_id
+    WHERE c.namespace = :ns AND c.updated_at BETWEEN :low AND :high
+), picked AS (
+    SELECT c.rowid AS rid FROM chunks c WHERE c.namespace = :ns AND c.updated_at BETWEEN :low AND :high
+    UNION
+    SELECT c.rowid FROM touched
+    CROSS JOIN turn_conversations v ON v.namespace = :ns AND v.conversation = touched.conversation
+    CROSS JOIN chunks c ON c.namespace = v.namespace AND c.doc_id = v.doc_id
+),"""
 
 
 @dataclass(frozen=True)
@@ -108,7 +127,8 @@ def stale(
     """The turns whose vector does not match their current neighbours, with the vector they should have.
 
     `around`: the times (ISO) of turns just written or removed; only turns that can have them as neighbours are
-    looked at. None looks at the whole namespace. Reads through `db`, so inside an open transaction it sees
+    looked at (those near them in time, and every turn of a conversation with a turn near them). None looks at
+    the whole namespace. Reads through `db`, so inside an open transaction it sees
     that transaction's rows.
     """
     found = _stale(db, namespace, generation, context, around)
@@ -126,7 +146,7 @@ def _stale(
     window = timedelta(seconds=context.window_s)
     params: dict[str, object] = {"ns": namespace, "gen": generation}
     look = None
-    where = ""
+    sql = _TURNS.format(picked="", chunks="chunks c")
     if around is not None:
         if not around:
             return {}
@@ -134,15 +154,20 @@ def _stale(
         # A turn whose neighbour changed lies within one window of a change; its own neighbours within two.
         look = (to_iso(moments[0] - window), to_iso(moments[-1] + window))
         params.update(low=to_iso(moments[0] - 2 * window), high=to_iso(moments[-1] + 2 * window))
-        where = "AND c.updated_at BETWEEN :low AND :high"
+        sql = _TURNS.format(picked=_PICKED, chunks="picked p CROSS JOIN chunks c ON c.rowid = p.rid")
     found = {}
-    for (chunk_id, at, mix, kept, before, before_at, before_kept, after, after_at,
-         after_kept) in db.execute(_TURNS.format(range=where), params).fetchall():
-        if not kept or (look is not None and not look[0] <= at <= look[1]):
-            continue  # a turn without its own embedding is embedded by repair first
-        moment = parse_iso(at, "updated_at")
-        before = before if before_kept and moment - parse_iso(before_at, "updated_at") <= window else None
-        after = after if after_kept and parse_iso(after_at, "updated_at") - moment <= window else None
+    for (chunk_id, at, mix, kept, conversation, before, before_at, before_kept, after, after_at,
+         after_kept) in db.execute(sql, params).fetchall():
+        # A turn without its own embedding is embedded by repair first; every turn of a touched conversation is
+        # looked at, since its neighbours may be far away in time.
+        if not kept or (conversation is None and look is not None and not look[0] <= at <= look[1]):
+            continue
+        if conversation is None:
+            moment = parse_iso(at, "updated_at")
+            before = before if before_kept and moment - parse_iso(before_at, "updated_at") <= window else None
+            after = after if after_kept and parse_iso(after_at, "updated_at") - moment <= window else None
+        else:
+            before, after = (before if before_kept else None), (after if after_kept else None)
         wanted = _mix(context.weight, before, after)
         if wanted != mix:
             found[chunk_id] = (at, before, after, wanted)

@@ -72,7 +72,12 @@ class DocumentInfo:
 
 @dataclass(frozen=True)
 class MemoryTurn:
-    """One conversation turn (or other short experience) to store as its own one-chunk memory."""
+    """One conversation turn (or other short experience) to store as its own one-chunk memory.
+
+    `conversation` groups turns that have no `timestamp`: their neighbours are the turns next to them in it, in
+    the order stored (without it, one add_memories call is one conversation). A turn with a timestamp has the
+    closest turns in time as neighbours, whatever its conversation.
+    """
 
     text: str
     speaker: str | None = None
@@ -82,6 +87,7 @@ class MemoryTurn:
     project: str | None = None
     tags: tuple[str, ...] = ()
     source: str | None = None
+    conversation: str | None = None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 An answer often sits in the reply to the turn that matched (or the question before it), or one turn further on.
 A turn just before or after one of the neighbour_seeds best turns scores neighbour_weight × that turn's score,
 and the turns next to those neighbour_weight × theirs, for neighbour_hops rings in all (so the second ring comes
-at neighbour_weight² of the seed). A turn keeps its own score when that is higher.
+at neighbour_weight² of the seed). A turn keeps its own score when that is higher. "Just before and after" is by
+time for a turn stored with a timestamp and by order within its own conversation for one stored without
+(catalog.neighbour_turns), so turns of unrelated requests never pad each other.
 """
 
 from __future__ import annotations
