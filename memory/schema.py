@@ -1,35 +1,95 @@
-"""The SQLite schema as numbered migrations; the store applies the ones a database has not seen yet."""
+"""The SQLite schema as numbered migrations (the store applies the ones a database has not seen yet), and the
+lexical index's per-namespace statistics, counted by one function on every write and in the migration that
+built them."""
 
 from __future__ import annotations
 
+import functools
+import re
+import sqlite3
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 
 import sqlite_utils
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "count_terms"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "are_tokens", "count_terms", "index_tokens"]
+
+# chunks_fts's tokenizer (see _v1), run outside the store: FTS3's unicode61 folds exactly as FTS5's
+# (tests/memory/experience/test_lexical_namespaces.py), so a term is counted and looked up as the token the index
+# holds ("café" is indexed as "cafe").
+_TOKENIZER = "CREATE VIRTUAL TABLE tokens USING fts3tokenize('unicode61', 'remove_diacritics=2')"
+_tokenizer_lock = threading.Lock()
+# A character the tokenizer may change: all but spaces, lower-case ASCII letters, digits and CJK ideographs.
+_FOLDABLE = re.compile(r"[^ a-z0-9\u3400-\u4dbf\u4e00-\u9fff\U00020000-\U0002a6df]")
 
 
-def count_terms(db: sqlite_utils.Database, texts: Iterable[str], sign: int) -> None:
-    """Add (sign +1) or take away (-1) these index rows' terms in `lexical_terms`, the rows per term.
+def are_tokens(terms: str) -> bool:
+    """True when every space-separated term of `terms` is its own index token (the common case: nothing to fold)."""
+    return _FOLDABLE.search(terms) is None
 
-    FTS5 can say how many rows hold a term only by walking the term's postings (fts5vocab, a cost that grows with
-    the store); search needs the counts on every call, so the index keeps them. A term whose count reaches 0 is
-    deleted: no term of deleted text stays behind.
+
+def index_tokens(terms: str) -> list[str]:
+    """The tokens chunks_fts holds for a space-separated terms string, in order: its terms as its tokenizer
+    folds them."""
+    if are_tokens(terms):
+        return terms.split()
+    return [token for term in terms.split() for token in (_fold(term) if _FOLDABLE.search(term) else (term,))]
+
+
+@functools.lru_cache(maxsize=100_000)
+def _fold(term: str) -> tuple[str, ...]:
+    with _tokenizer_lock:
+        return tuple(row[0] for row in _tokenizer().execute("SELECT token FROM tokens WHERE input = ?", [term]))
+
+
+@functools.cache
+def _tokenizer() -> sqlite3.Connection:
+    connection = sqlite3.connect(":memory:", check_same_thread=False)
+    connection.execute(_TOKENIZER)
+    return connection
+
+
+def count_terms(db: sqlite_utils.Database, rows: Sequence[tuple[int, str, str]], sign: int) -> None:
+    """Add (sign +1) or take away (-1) index rows (rowid, namespace token, terms) in the namespaces' statistics.
+
+    FTS5's own totals are the whole index's, and it can say how many rows hold a term only by walking the term's
+    postings across every namespace; search needs one namespace's on every call, so the index keeps them:
+    `lexical_rows` (each row's namespace and length in tokens), `lexical_namespaces` (rows and total length) and
+    `lexical_terms` (rows holding each token, per namespace). A count that reaches 0 is deleted: no term of
+    deleted text stays behind.
     """
-    counts = Counter(term for text in texts for term in set(text.split()))
-    if not counts:
+    lengths: list[tuple[int, str, int]] = []
+    held: dict[str, Counter[str]] = {}
+    sizes: dict[str, tuple[int, int]] = {}
+    for rowid, ns, text in rows:
+        found = index_tokens(text)
+        lengths.append((rowid, ns, len(found)))
+        held.setdefault(ns, Counter()).update(set(found))
+        count, length = sizes.get(ns, (0, 0))
+        sizes[ns] = (count + 1, length + len(found))
+    if not lengths:
         return
+    terms = [(ns, token, n) for ns, counts in held.items() for token, n in counts.items()]
+    conn = db.conn
     if sign > 0:
-        db.conn.executemany(
-            "INSERT INTO lexical_terms (term, rows) VALUES (?, ?) "
-            "ON CONFLICT (term) DO UPDATE SET rows = rows + excluded.rows",
-            list(counts.items()),
+        conn.executemany("INSERT INTO lexical_rows (rowid, ns, length) VALUES (?, ?, ?)", lengths)
+        conn.executemany(
+            "INSERT INTO lexical_namespaces (ns, rows, length) VALUES (?, ?, ?) ON CONFLICT (ns) DO UPDATE "
+            "SET rows = rows + excluded.rows, length = length + excluded.length",
+            [(ns, count, length) for ns, (count, length) in sizes.items()],
         )
+        conn.executemany("INSERT INTO lexical_terms (ns, term, rows) VALUES (?, ?, ?) "
+                         "ON CONFLICT (ns, term) DO UPDATE SET rows = rows + excluded.rows", terms)
         return
-    pairs = [(n, term) for term, n in counts.items()]
-    db.conn.executemany("UPDATE lexical_terms SET rows = rows - ? WHERE term = ?", pairs)
-    db.conn.executemany("DELETE FROM lexical_terms WHERE term = ? AND rows <= 0", [(t,) for _, t in pairs])
+    conn.executemany("DELETE FROM lexical_rows WHERE rowid = ?", [(rowid,) for rowid, _, _ in lengths])
+    conn.executemany("UPDATE lexical_namespaces SET rows = rows - ?, length = length - ? WHERE ns = ?",
+                     [(count, length, ns) for ns, (count, length) in sizes.items()])
+    conn.executemany("DELETE FROM lexical_namespaces WHERE ns = ? AND rows <= 0", [(ns,) for ns in sizes])
+    conn.executemany("UPDATE lexical_terms SET rows = rows - ? WHERE ns = ? AND term = ?",
+                     [(n, ns, token) for ns, token, n in terms])
+    conn.executemany("DELETE FROM lexical_terms WHERE ns = ? AND term = ? AND rows <= 0",
+                     [(ns, token) for ns, token, _ in terms])
 
 
 def _v1(db: sqlite_utils.Database) -> None:
@@ -163,19 +223,9 @@ def _v2(db: sqlite_utils.Database) -> None:
 
 
 def _v3(db: sqlite_utils.Database) -> None:
-    """Rows per term of the lexical index (`lexical_terms`), kept by lexical.index / remove, counted here once."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS lexical_terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID"
-        )
-        db.execute("DELETE FROM lexical_terms")
-        count_terms(db, (row[0] for row in db.execute("SELECT terms FROM chunks_fts")), +1)
-        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '3')")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
+    """Rows per term of the lexical index (`lexical_terms`), then store-wide; _lexical_namespaces replaces them
+    with each namespace's own counts, so nothing is counted here any more."""
+    db.execute("CREATE TABLE IF NOT EXISTS lexical_terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID")
 
 
 def _v4(db: sqlite_utils.Database) -> None:
@@ -205,7 +255,62 @@ def _v4(db: sqlite_utils.Database) -> None:
     )
 
 
-SCHEMA_VERSION = 4
+def _turn_conversations(db: sqlite_utils.Database) -> None:
+    """The conversation of each turn stored without a timestamp (`turn_conversations`), so that its neighbours
+    come from that conversation in the order stored, not from every turn stamped at about the same time
+    (memory.experience.conversations). A turn with no row lives on its namespace's timeline, as before. Every
+    statement is IF NOT EXISTS, so the step may run again after a kill before its version was recorded."""
+    db.executescript(
+        """
+        BEGIN;
+        CREATE TABLE IF NOT EXISTS turn_conversations (
+            namespace TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            conversation TEXT NOT NULL,
+            PRIMARY KEY (namespace, doc_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS turn_conversations_members ON turn_conversations (namespace, conversation);
+        CREATE TRIGGER IF NOT EXISTS documents_turn_conversations AFTER DELETE ON documents BEGIN
+            DELETE FROM turn_conversations WHERE namespace = old.namespace AND doc_id = old.doc_id;
+        END;
+        COMMIT;
+        """
+    )
+
+
+def _lexical_namespaces(db: sqlite_utils.Database) -> None:
+    """BM25 statistics per namespace, kept by count_terms on every write (`lexical_terms` was store-wide), counted
+    here once from every index row; `chunks_instances` reads a term's postings. One transaction: a kill leaves
+    version 5 as it was."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in (
+            "DROP TABLE IF EXISTS lexical_terms",
+            "CREATE TABLE lexical_terms (ns TEXT NOT NULL, term TEXT NOT NULL, rows INTEGER NOT NULL, "
+            "PRIMARY KEY (ns, term)) WITHOUT ROWID",
+            "DROP TABLE IF EXISTS lexical_rows",
+            "CREATE TABLE lexical_rows (rowid INTEGER PRIMARY KEY, ns TEXT NOT NULL, length INTEGER NOT NULL)",
+            "DROP TABLE IF EXISTS lexical_namespaces",
+            "CREATE TABLE lexical_namespaces (ns TEXT PRIMARY KEY, rows INTEGER NOT NULL, length INTEGER NOT NULL) "
+            "WITHOUT ROWID",
+            "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_instances USING fts5vocab(chunks_fts, 'instance')",
+        ):
+            db.execute(statement)
+        last = 0
+        while rows := db.execute("SELECT rowid, ns, terms FROM chunks_fts WHERE rowid > ? ORDER BY rowid LIMIT 5000",
+                                 [last]).fetchall():
+            count_terms(db, rows, +1)
+            last = rows[-1][0]
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '6')")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+SCHEMA_VERSION = 6
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
-    (1, _v1), (2, _v2), (3, _v3), (4, _v4)
+    (1, _v1), (2, _v2), (3, _v3), (4, _v4),
+    (5, _turn_conversations),
+    (6, _lexical_namespaces),
 )

@@ -1,29 +1,40 @@
-"""The lexical side: an incremental SQLite FTS5 index of analysed chunk terms, ranked by bm25()."""
+"""The lexical side: an incremental SQLite FTS5 index of analysed chunk terms, ranked by BM25 over each namespace's
+own statistics (its rows, their length, the rows holding each term), so no namespace's text moves another's scores."""
 
 from __future__ import annotations
 
 import hashlib
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 
 import sqlite_utils
 
 from memory.experience.filters import filter_sql
+from memory.experience.fuse import idf
 from memory.experience.model import RetrieverHit, SearchFilters
-from memory.schema import count_terms
+from memory.schema import are_tokens, count_terms, index_tokens
 from memory.text.analyze import terms as analyse
 
 __all__ = [
-    "MAX_QUERY_TERMS", "OWN_INDEX_SHARE", "affordable", "forget", "frequencies", "index",
-    "index_terms", "namespace_share", "namespace_token", "remove", "remove_namespace", "search",
+    "MAX_QUERY_TERMS", "POSTINGS_SHARE", "Statistics", "affordable", "forget", "index", "index_terms",
+    "namespace_token", "remove", "remove_namespace", "search", "statistics",
 ]
 
 # A 20 000-character query would otherwise become a MATCH of thousands of terms; the first ones are kept.
 MAX_QUERY_TERMS = 64
-# A namespace holding at least this share of the index's rows ranks without its namespace clause: in a store
-# that is mostly one namespace the clause adds much to the MATCH's cost and filters out little
-# (bench/experience_scale.py and bench/recall_speed.py time search at 100k chunks).
-OWN_INDEX_SHARE = 0.5
+# bm25()'s constants: a namespace alone in the store ranks as FTS5's own bm25() ranked the whole index.
+_K1, _B = 1.2, 0.75
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """One namespace's BM25 statistics for a query: its index rows, their total length in tokens, and how many of
+    its rows hold each query term."""
+
+    rows: int
+    length: int
+    frequencies: Mapping[str, int]
 
 
 def namespace_token(namespace: str) -> str:
@@ -36,26 +47,30 @@ def index_terms(text: str) -> str:
     return " ".join(analyse(text))
 
 
+def _token(term: str) -> str | None:
+    """The one token the index makes of a query term; None for a term it would split (lexical search skips it)."""
+    found = index_tokens(term)
+    return found[0] if len(found) == 1 else None
+
+
 def index(db: sqlite_utils.Database, rows: Iterable[tuple[int, str, str]]) -> None:
     """Index (rowid, namespace, index_terms) rows; costs in proportion to the rows, not the index."""
-    rows = list(rows)
-    db.conn.executemany(
-        "INSERT INTO chunks_fts (rowid, terms, ns) VALUES (?, ?, ?)",
-        [(rowid, terms, namespace_token(namespace)) for rowid, namespace, terms in rows],
-    )
-    count_terms(db, (terms for _, _, terms in rows), +1)
+    marked = [(rowid, namespace_token(namespace), terms) for rowid, namespace, terms in rows]
+    db.conn.executemany("INSERT INTO chunks_fts (rowid, terms, ns) VALUES (?, ?, ?)",
+                        [(rowid, terms, ns) for rowid, ns, terms in marked])
+    count_terms(db, marked, +1)
 
 
 def remove(db: sqlite_utils.Database, rowids: Sequence[int]) -> None:
     """Drop the index rows of these chunk rowids."""
-    texts: list[str] = []
+    rows: list[tuple[int, str, str]] = []
     for start in range(0, len(rowids), 500):
         part = list(rowids[start:start + 500])
-        texts += [r[0] for r in db.execute(
-            f"SELECT terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(part))})", part
-        ).fetchall()]
+        rows += db.execute(
+            f"SELECT rowid, ns, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(part))})", part
+        ).fetchall()
     db.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
-    count_terms(db, texts, -1)
+    count_terms(db, rows, -1)
 
 
 def remove_namespace(db: sqlite_utils.Database, namespace: str) -> None:
@@ -73,21 +88,14 @@ def forget(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
 
 
-def _match(namespace: str | None, query_terms: Sequence[str]) -> str:
-    # Every term is quoted, so no user text can be read as FTS5 syntax.
-    ors = " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms[:MAX_QUERY_TERMS])
-    if namespace is None:
-        return f"terms : ({ors})"
-    return f'ns : "{namespace_token(namespace)}" AND terms : ({ors})'
-
-
-def affordable(terms: Sequence[str], frequencies: dict[str, int], max_postings: int) -> tuple[str, ...]:
+def affordable(terms: Sequence[str], frequencies: Mapping[str, int], max_postings: int) -> tuple[str, ...]:
     """The query terms worth matching: rarest first while their rows sum to at most `max_postings`.
 
-    FTS5 scores every row that holds any matched term, so a term found in a large share of a big store costs
-    time in proportion to its rows while adding little to BM25 (its IDF is low; bench/recall_speed.py). The
-    rarest term is always kept; terms the index does not hold cost nothing and are kept too. Order is the
-    query's own.
+    Search scores every row that holds any matched term, so a term found in a large share of a big namespace
+    costs time in proportion to its rows while adding little to BM25 (its IDF is low; bench/recall_speed.py).
+    `frequencies` are the namespace's own (see `statistics`), so what another namespace holds never decides
+    which terms are matched. The rarest term is always kept; terms the namespace does not hold cost nothing and
+    are kept too. Order is the query's own.
     """
     if max_postings <= 0:
         return tuple(terms)
@@ -102,82 +110,139 @@ def affordable(terms: Sequence[str], frequencies: dict[str, int], max_postings: 
     return tuple(t for t in terms if t in keep)
 
 
+def statistics(db: sqlite_utils.Database, namespace: str, query_terms: Sequence[str]) -> Statistics:
+    """The namespace's rows in the index, their total length, and how many of them hold each query term."""
+    ns = namespace_token(namespace)
+    size = db.execute("SELECT rows, length FROM lexical_namespaces WHERE ns = ?", [ns]).fetchone()
+    looked_up = {term: _token(term) for term in query_terms}
+    wanted = sorted({token for token in looked_up.values() if token is not None})
+    found: dict[str, int] = {}
+    if size and wanted:
+        found = dict(db.execute(
+            f"SELECT term, rows FROM lexical_terms WHERE ns = ? AND term IN ({','.join('?' * len(wanted))})",
+            [ns, *wanted],
+        ).fetchall())
+    counts = {term: 0 if token is None else int(found.get(token, 0)) for term, token in looked_up.items()}
+    rows, length = size or (0, 0)
+    return Statistics(int(rows), int(length), MappingProxyType(counts))
+
+
 def search(
     db: sqlite_utils.Database,
     namespace: str,
     query_terms: Sequence[str],
     k: int,
     filters: SearchFilters | None = None,
-    share: float = 0.0,
+    stats: Statistics | None = None,
 ) -> list[RetrieverHit]:
-    """The k best chunks by BM25 over an OR of the query terms (score = -bm25(), higher is better).
+    """The namespace's k best chunks by BM25 over an OR of the query terms, on the namespace's own statistics.
 
-    `share` is the namespace's share of the index's rows (see `namespace_share`): when the namespace holds most
-    of the index, the ranking runs without the namespace clause and other namespaces' rows are dropped after it.
+    The score is bm25()'s formula (FTS5's IDF, k1 1.2, b 0.75, higher is better) with the number of rows, the
+    average length and each term's rows taken from the namespace alone (`stats`, read here when not given), so
+    another namespace's text changes neither a score nor a rank. Terms the namespace does not hold are not
+    looked up at all.
     """
-    if not query_terms or k <= 0:
+    stats = stats or statistics(db, namespace, query_terms)
+    held = [(term, token) for term in query_terms[:MAX_QUERY_TERMS]
+            if stats.frequencies.get(term, 0) > 0 and (token := _token(term)) is not None]
+    if not held or k <= 0:
         return []
+    weights = idf(stats.rows, stats.frequencies)
+    rows = max(1, stats.rows)
+    # bm25() counts the namespace token as one more token of every row; kept, so that rankings stay bm25()'s.
+    slope = _K1 * _B * rows / (stats.length + rows)
+    score = _Score(tuple((token, weights[term] * (_K1 + 1)) for term, token in held), _K1 * (1 - _B) + slope, slope)
+    # The largest rowid is at least the number of index rows (a bound found without counting them).
+    index_rows = db.execute("SELECT max(rowid) FROM lexical_rows").fetchone()[0] or 0
+    if stats.rows >= POSTINGS_SHARE * index_rows:
+        return _from_postings(db, namespace_token(namespace), score, k, filters)
+    return _from_rows(db, namespace_token(namespace), score, k, filters)
+
+
+# Two plans give the same hits (the same scores to the bit: each term's part is rounded down to a multiple of
+# 1/_QUANTUM before the parts are added, so the order of the sum cannot matter), at different costs. Reading a
+# term's postings (fts5vocab 'instance') costs in proportion to its rows in the whole index, so it pays when the
+# namespace holds much of the index; reading the rows the namespace's own MATCH finds costs in proportion to
+# them, but several times more per row (the terms are counted in Python), so it pays for a namespace that holds
+# little of a big index. POSTINGS_SHARE is where the two cost the same (measured for issue 17, bench/RESULTS.md).
+# Either way no other namespace's row is scored, and which plan runs changes no answer.
+POSTINGS_SHARE = 0.03
+_QUANTUM = 2.0 ** 40
+
+
+@dataclass(frozen=True)
+class _Score:
+    """BM25 of one query in one namespace: each held term's token and IDF x (k1 + 1), and the length norm's
+    parts (a term's part is weight * f / (f + base + slope * length))."""
+
+    terms: tuple[tuple[str, float], ...]
+    base: float
+    slope: float
+
+
+def _from_postings(
+    db: sqlite_utils.Database, ns: str, score: _Score, k: int, filters: SearchFilters | None
+) -> list[RetrieverHit]:
+    part = (f"SELECT i.doc AS doc, CAST(? * i.f / (i.f + ? + ? * l.length) * {_QUANTUM!r} AS INTEGER) AS part "
+            "FROM (SELECT doc, count(*) AS f FROM chunks_instances WHERE term = ? AND col = 'terms' GROUP BY doc) i "
+            "JOIN lexical_rows l ON l.rowid = i.doc WHERE l.ns = ?")
+    params: list[object] = [p for token, weight in score.terms for p in (weight, score.base, score.slope, token, ns)]
+    scored = (f"SELECT doc, sum(part) / {_QUANTUM!r} AS score "
+              f"FROM ({' UNION ALL '.join([part] * len(score.terms))}) GROUP BY doc")
     if filters is None or filters.empty:
-        if share >= OWN_INDEX_SHARE:
-            found = _search_own_index(db, namespace, query_terms, k, share)
-            if found is not None:
-                return found
-        # Rank inside FTS5 first and join only the k winners (joining every match first joins rows never returned).
-        sql = (
-            "SELECT c.id, f.score FROM (SELECT rowid, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts "
-            "WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?) f "
-            "JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, c.id"
-        )
-        return _hits(db.execute(sql, [_match(namespace, query_terms), k]).fetchall())
+        # Rank first and join only the k winners (joining every candidate first joins rows never returned).
+        sql = (f"SELECT c.id, s.score FROM ({scored} ORDER BY score DESC, doc LIMIT ?) s "
+               "JOIN chunks c ON c.rowid = s.doc ORDER BY s.score DESC, c.id")
+        return _hits(db.execute(sql, [*params, k]).fetchall())
     where, extra = filter_sql(filters)
-    sql = (
-        "SELECT c.id, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts "
-        "JOIN chunks c ON c.rowid = chunks_fts.rowid "
-        "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
-        f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score DESC, c.id LIMIT ?"
-    )
-    return _hits(db.execute(sql, [_match(namespace, query_terms), *extra, k]).fetchall())
+    sql = (f"SELECT c.id, s.score FROM ({scored}) s JOIN chunks c ON c.rowid = s.doc "
+           "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+           f"WHERE {where} ORDER BY s.score DESC, c.id LIMIT ?")
+    return _hits(db.execute(sql, [*params, *extra, k]).fetchall())
+
+
+def _from_rows(
+    db: sqlite_utils.Database, ns: str, score: _Score, k: int, filters: SearchFilters | None
+) -> list[RetrieverHit]:
+    # Every token is quoted, so no user text can be read as FTS5 syntax.
+    ors = " OR ".join('"' + token.replace('"', '""') + '"' for token, _ in score.terms)
+    params: list[object] = [f'ns : "{ns}" AND terms : ({ors})']
+    unfiltered = filters is None or filters.empty
+    if filters is None or filters.empty:
+        sql = ("SELECT f.rowid, f.terms, l.length, NULL FROM chunks_fts f JOIN lexical_rows l ON l.rowid = f.rowid "
+               "WHERE chunks_fts MATCH ?")
+    else:
+        where, extra = filter_sql(filters)
+        sql = ("SELECT f.rowid, f.terms, l.length, c.id FROM chunks_fts f JOIN lexical_rows l ON l.rowid = f.rowid "
+               "JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.namespace = c.namespace "
+               f"AND d.doc_id = c.doc_id WHERE chunks_fts MATCH ? AND {where}")
+        params += extra
+    wanted = [token for token, _ in score.terms]
+    scored = []
+    for rowid, text, length, chunk_id in db.execute(sql, params).fetchall():
+        total = 0
+        for f, (_, weight) in zip(_occurrences(text, wanted), score.terms, strict=True):
+            if f:
+                total += int(weight * f / (f + score.base + score.slope * length) * _QUANTUM)
+        scored.append((total / _QUANTUM, rowid, chunk_id))
+    if not unfiltered:
+        return _hits(sorted(((i, s) for s, _, i in scored), key=lambda h: (-h[1], h[0]))[:k])
+    best = sorted(scored, key=lambda s: (-s[0], s[1]))[:k]  # as _from_postings: the k best rows, then joined
+    marks = ",".join("?" * len(best))
+    ids = dict(db.execute(f"SELECT rowid, id FROM chunks WHERE rowid IN ({marks})", [r for _, r, _ in best]).fetchall())
+    return _hits(sorted(((ids[r], s) for s, r, _ in best if r in ids), key=lambda h: (-h[1], h[0])))
+
+
+def _occurrences(text: str, wanted: Sequence[str]) -> list[int]:
+    """How often the index holds each wanted token in a row whose terms are `text` (the row's tokens, counted)."""
+    padded = " " + text.replace(" ", "  ") + " "  # each term in its own spaces, so adjacent repeats all count
+    found = [padded.count(f" {token} ") for token in wanted]
+    if not are_tokens(text):  # a term the tokenizer changes counts under its token instead
+        for term in text.split():
+            if (folded := index_tokens(term)) != [term]:
+                found = [n + folded.count(token) for n, token in zip(found, wanted, strict=True)]
+    return found
 
 
 def _hits(rows: Sequence[tuple[str, float]]) -> list[RetrieverHit]:
     return [RetrieverHit(chunk_id, rank, float(score)) for rank, (chunk_id, score) in enumerate(rows, 1)]
-
-
-def _search_own_index(
-    db: sqlite_utils.Database, namespace: str, query_terms: Sequence[str], k: int, share: float
-) -> list[RetrieverHit] | None:
-    """The namespace's k best, ranked without the namespace clause; None when the fetch saw too few of its rows.
-
-    Exact: BM25 scores do not depend on the clause (its column weighs 0), and the namespace's rows in the
-    whole index's ranking come in their own ranking's order, so the first k of them are its top k. Skipping
-    the clause saves intersecting the namespace token's postings (every row of the namespace) with the terms'.
-    """
-    limit = math.ceil(k / share) + k
-    sql = (
-        "SELECT c.id, f.score, c.namespace FROM (SELECT rowid, -bm25(chunks_fts, 1.0, 0.0) AS score "
-        "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?) f "
-        # LEFT: every fetched index row counts towards `limit`, so "fewer than limit" really means "all of them".
-        "LEFT JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score DESC, f.rowid"
-    )
-    rows = db.execute(sql, [_match(None, query_terms), limit]).fetchall()
-    own = [(chunk_id, score) for chunk_id, score, where in rows if where == namespace][:k]
-    if len(own) < k and len(rows) == limit:
-        return None  # other namespaces crowded the fetch: the namespace's own ranking may hold more
-    return _hits(sorted(own, key=lambda hit: (-hit[1], hit[0])))
-
-
-def namespace_share(db: sqlite_utils.Database, namespace: str, total: int) -> float:
-    """The namespace's share (0..1) of the `total` rows in the index."""
-    row = db.execute("SELECT chunks FROM namespace_chunks WHERE namespace = ?", [namespace]).fetchone()
-    return min(1.0, row[0] / total) if row and total > 0 else 0.0
-
-
-def frequencies(db: sqlite_utils.Database, query_terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-    """Rows in the index, and how many rows hold each term (for IDF-weighted coverage)."""
-    total = db.execute("SELECT count(*) FROM chunks_fts_docsize").fetchone()[0]  # no term scan needed
-    if not query_terms:
-        return total, {}
-    marks = ",".join("?" * len(query_terms))
-    rows = db.execute(f"SELECT term, rows FROM lexical_terms WHERE term IN ({marks})", list(query_terms)).fetchall()
-    found = dict(rows)
-    return total, {t: int(found.get(t, 0)) for t in query_terms}

@@ -52,7 +52,7 @@ class Retrieved:
 
 @dataclass(frozen=True)
 class _LexicalSide:
-    """What the lexical worker read: index statistics, its hits, and their rows."""
+    """What the lexical worker read: the namespace's index statistics, its hits, and their rows."""
 
     total: int
     frequencies: dict[str, int]
@@ -106,12 +106,11 @@ class Retriever:
 
     def _lexical(self, namespace: str, terms: tuple[str, ...], filters: SearchFilters) -> _LexicalSide:
         db = self._store.db  # this worker thread's own connection
-        total, frequencies = lexical.frequencies(db, terms)
-        matched = lexical.affordable(terms, frequencies, self._config.lexical_max_postings)
-        share = lexical.namespace_share(db, namespace, total)
-        hits = lexical.search(db, namespace, matched, self._config.lexical_k, filters, share)
+        stats = lexical.statistics(db, namespace, terms)  # the namespace's own: no other namespace moves them
+        matched = lexical.affordable(terms, stats.frequencies, self._config.lexical_max_postings)
+        hits = lexical.search(db, namespace, matched, self._config.lexical_k, filters, stats)
         rows = catalog.chunk_rows(db, namespace, [h.chunk_id for h in hits], filters)
-        return _LexicalSide(total, frequencies, hits, rows)
+        return _LexicalSide(stats.rows, dict(stats.frequencies), hits, rows)
 
     def _dense(self, query: str, namespace: str, filters: SearchFilters) -> list[RetrieverHit]:
         # A query without a letter or digit ("？！", "") asks nothing; MiniLM would still find neighbours for it.

@@ -214,6 +214,7 @@ CACHES = {
     "task/pages.py": "page_ends: item texts; cleared when items are deleted (checked above)",
     "embedding/base.py": "_query_cache: recent query texts, not stored records",
     "experience/dense.py": "_handles: Chroma handles by namespace; dropped with the namespace (checked above)",
+    "schema.py": "_fold: single words to the index's tokens, as _stem; _tokenizer: a connection, no data",
 }
 
 

@@ -1,5 +1,5 @@
-"""The index keeps rows per term itself (`lexical_terms`): after any mix of writes and deletes it says what FTS5's
-own vocabulary says, and a term of deleted text is gone from it."""
+"""The index keeps each namespace's rows per term itself (`lexical_terms`): after any mix of writes and deletes it
+says what FTS5's own postings say, and a term of deleted text is gone from it."""
 
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ from tests.memory.experience.conftest import index_rows
 _WORDS = ["alpha", "beta", "gamma", "delta", "zeta", "theta", "kappa", "sigma", "饺子", "熊猫", "铁路", "龙井"]
 
 
-def _vocabulary(store: Store) -> dict[str, int]:
-    """FTS5's count of rows per term, read by scanning its postings (what frequencies() used to do)."""
-    rows = store.db.execute("SELECT term, doc FROM chunks_vocab WHERE term NOT LIKE 'ns%'").fetchall()
-    return dict(rows)
+def _vocabulary(store: Store) -> dict[tuple[str, str], int]:
+    """FTS5's count of rows per namespace token and term, read by scanning its postings."""
+    rows = store.db.execute(
+        "SELECT f.ns, i.term, count(DISTINCT i.doc) FROM chunks_instances i JOIN chunks_fts f ON f.rowid = i.doc "
+        "WHERE i.col = 'terms' GROUP BY f.ns, i.term"
+    ).fetchall()
+    return {(ns, term): n for ns, term, n in rows}
 
 
-def _kept(store: Store) -> dict[str, int]:
-    return dict(store.db.execute("SELECT term, rows FROM lexical_terms").fetchall())
+def _kept(store: Store) -> dict[tuple[str, str], int]:
+    return {(ns, term): n for ns, term, n in store.db.execute("SELECT ns, term, rows FROM lexical_terms").fetchall()}
 
 
 def test_term_counts_match_fts5_after_random_writes_and_deletes(store: Store, seed: int) -> None:
@@ -43,18 +46,21 @@ def test_term_counts_match_fts5_after_random_writes_and_deletes(store: Store, se
                 db.execute("DELETE FROM chunks WHERE namespace = ?", [namespace])
             live[namespace] = []
         assert _kept(store) == _vocabulary(store), step
-        total, found = lexical.frequencies(store.db, ("alpha", "饺子", "missing"))
-        assert total == len(live["a"]) + len(live["b"])
-        assert found == {"alpha": _vocabulary(store).get("alpha", 0), "饺子": _vocabulary(store).get("饺子", 0),
-                         "missing": 0}
+        for name in ("a", "b"):
+            ns = lexical.namespace_token(name)
+            stats = lexical.statistics(store.db, name, ("alpha", "饺子", "missing"))
+            assert stats.rows == len(live[name])
+            assert stats.frequencies == {"alpha": _vocabulary(store).get((ns, "alpha"), 0),
+                                         "饺子": _vocabulary(store).get((ns, "饺子"), 0), "missing": 0}
 
 
 def test_a_term_of_deleted_text_leaves_the_counts(store: Store) -> None:
     keep = index_rows(store, "a", ["alpha beta"])
     gone = index_rows(store, "a", ["alpha zorbquux 熊猫"])
-    assert _kept(store) == {"alpha": 2, "beta": 1, "zorbquux": 1, "熊猫": 1}
+    a = lexical.namespace_token("a")
+    assert _kept(store) == {(a, "alpha"): 2, (a, "beta"): 1, (a, "zorbquux"): 1, (a, "熊猫"): 1}
     with store.transaction() as db:
         lexical.remove(db, gone)
         db.execute("DELETE FROM chunks WHERE rowid = ?", gone)
-    assert _kept(store) == {"alpha": 1, "beta": 1}
+    assert _kept(store) == {(a, "alpha"): 1, (a, "beta"): 1}
     assert keep
