@@ -34,6 +34,11 @@ class KeyRing:
         raise AuthError("the API key sent is not configured on this service; check the key")
 
     @staticmethod
+    def everything(patterns: tuple[str, ...]) -> bool:
+        """True if these patterns grant every namespace ("*"): what store-wide figures need."""
+        return "*" in patterns
+
+    @staticmethod
     def allows(patterns: tuple[str, ...], namespace: str) -> bool:
         """True if `namespace` matches one of `patterns`."""
         return any(p == "*" or fnmatch.fnmatchcase(namespace, p) for p in patterns)

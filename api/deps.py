@@ -1,4 +1,4 @@
-"""FastAPI dependencies: the Memory facade, the caller's namespace rights, and the metrics registry."""
+"""FastAPI dependencies: the Memory facade, the caller's namespace rights (or none), and the metrics registry."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from fastapi import Depends, Header, Request
 
 from api.auth import KeyRing
 from api.metrics import Metrics
+from memory.errors import AuthError
 from memory.namespaces import check_namespace
 from memory.service import Memory
 
-__all__ = ["Access", "AccessDep", "MemoryDep", "MetricsDep"]
+__all__ = ["Access", "AccessDep", "MemoryDep", "MetricsDep", "VisitorDep"]
 
 
 # The dependencies are `async def` although nothing in them waits: FastAPI runs a plain `def` dependency in its
@@ -39,6 +40,17 @@ class Access:
         self._keyring.check(self._patterns, checked)
         return checked
 
+    @property
+    def everything(self) -> bool:
+        """True when this key may use every namespace (or no keys are configured): it may see store-wide figures."""
+        return self._keyring.everything(self._patterns)
+
+    def require_everything(self, what: str) -> None:
+        """Raise AuthError unless this key may use every namespace (`what` names what the caller asked for)."""
+        if not self.everything:
+            raise AuthError(f"{what} covers every namespace, so it needs a key configured for \"*\"; the key sent "
+                            "is limited to some namespaces: use an operator's key")
+
 
 async def _access(request: Request, authorization: Annotated[str | None, Header()] = None) -> Access:
     keyring: KeyRing = request.app.state.keyring
@@ -49,6 +61,15 @@ async def _access(request: Request, authorization: Annotated[str | None, Header(
     return Access(keyring, keyring.patterns(token))
 
 
+async def _visitor(request: Request, authorization: Annotated[str | None, Header()] = None) -> Access | None:
+    """The caller's Access, or None when keys are configured and it sent none that is valid (liveness only)."""
+    try:
+        return await _access(request, authorization)
+    except AuthError:
+        return None
+
+
 MemoryDep = Annotated[Memory, Depends(_memory)]
 AccessDep = Annotated[Access, Depends(_access)]
+VisitorDep = Annotated[Access | None, Depends(_visitor)]
 MetricsDep = Annotated[Metrics, Depends(_metrics)]

@@ -8,18 +8,29 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from api.deps import MemoryDep, MetricsDep
+from api.deps import AccessDep, MemoryDep, MetricsDep, VisitorDep
+from api.errors import ERROR_RESPONSES
 
 router = APIRouter(tags=["service"])
 
 
 @router.get("/healthz")
-def healthz(memory: MemoryDep) -> dict[str, Any]:
-    """Liveness plus the model, the store location and record counts."""
-    return {"status": "ok", **dataclasses.asdict(memory.health())}
+def healthz(memory: MemoryDep, visitor: VisitorDep) -> dict[str, Any]:
+    """Liveness; with a valid key (or without keys configured) the model too; the store's location and record
+    counts only for a key that may use every namespace, since they describe all of them."""
+    if visitor is None:
+        return {"status": "ok"}
+    health = memory.health()
+    if visitor.everything:
+        return {"status": "ok", **dataclasses.asdict(health)}
+    return {"status": "ok", "model": health.model, "dimension": health.dimension, "tokenizer": health.tokenizer}
 
 
-@router.get("/metrics", response_class=Response)
-def metrics(registry: MetricsDep) -> Response:
-    """Prometheus text format: requests, latency histograms, recall tokens per tier, omitted items by reason."""
+@router.get("/metrics", response_class=Response, responses={401: ERROR_RESPONSES[401]})
+def metrics(registry: MetricsDep, access: AccessDep) -> Response:
+    """Prometheus text format: requests, latency histograms, recall tokens per tier, omitted items by reason.
+
+    With keys configured it needs a key for every namespace: the figures are the whole service's.
+    """
+    access.require_everything("/metrics")
     return Response(registry.render(), media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -10,11 +10,17 @@ from memory.embedding import MINILM
 from memory.service import Memory
 
 
-def test_healthz(client: TestClient) -> None:
+def test_healthz(client: TestClient, config: Config) -> None:
     body = client.get("/healthz").json()
     assert body["status"] == "ok"
     assert body["model"] == MINILM.model
     assert body["counts"]["facts"] == 0
+    # Without keys the service listens on loopback only, and shows the operator everything.
+    assert body["store"].startswith(str(config.data_path.resolve()))
+
+
+def test_metrics_need_no_key_without_keys_configured(client: TestClient) -> None:
+    assert client.get("/metrics").status_code == 200
 
 
 def test_metrics_are_prometheus_text(client: TestClient) -> None:
