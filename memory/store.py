@@ -13,8 +13,9 @@ import sqlite_utils
 from memory.bullet import BULLET_FORMAT
 from memory.config import Config
 from memory.embedding import EmbedderIdentity
+from memory.erase import Eraser
 from memory.errors import StoreError, StoreMismatchError
-from memory.live_collection import LiveCollection, LiveCollections
+from memory.live_collection import LiveCollection, LiveCollections, SharedLock
 from memory.schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["LiveCollection", "Store", "StoreIdentity", "collection_name", "open_store", "stored_identity"]
@@ -83,6 +84,9 @@ class Store:
         row = db.execute("SELECT value FROM meta WHERE key = 'vector_generation'").fetchone()
         self.generation = int(row[0]) if row else 0
         self.chroma = self._open_chroma()
+        # Deleted data is erased from every file soon after the delete (memory.erase); a pass owed is run now.
+        self.eraser = Eraser(self)
+        self.eraser.opened()
 
     @property
     def db(self) -> sqlite_utils.Database:
@@ -101,6 +105,11 @@ class Store:
             db = sqlite_utils.Database(conn)
             self._local.db = db
         return db
+
+    @property
+    def vector_lock(self) -> SharedLock:
+        """Held shared by every call through a collection handle; exclusive by drops and erase passes."""
+        return self._live.lock
 
     def transaction(self) -> _Transaction:
         """`with store.transaction() as db:` runs the block as one IMMEDIATE transaction under the write lock."""
@@ -198,6 +207,17 @@ class Store:
         name = collection_name(namespace, generation=self.generation if generation is None else generation)
         self._live.drop(name)
 
+    def erase_later(self, tx: sqlite_utils.Database, *, vectors_of: str | None = None,
+                    dropped: str | None = None) -> None:
+        """Inside a delete's transaction: owe an erase pass (memory.erase) that clears what the delete left on disk.
+
+        `vectors_of` names a namespace that lost vectors (its index is persisted so Chroma forgets their ids),
+        `dropped` one whose collection goes (its folder and rows are purged).
+        """
+        flush = [] if vectors_of is None else [collection_name(vectors_of, generation=self.generation)]
+        gone = [] if dropped is None else [collection_name(dropped, generation=self.generation)]
+        self.eraser.note(tx, flush=flush, gone=gone, chroma=dropped is not None)
+
     def collection_names(self) -> list[str]:
         """The names of every Chroma collection of this store, of every generation."""
         return sorted(str(getattr(c, "name", c)) for c in self.chroma.list_collections())
@@ -231,7 +251,8 @@ class Store:
         }
 
     def close(self) -> None:
-        """Close every SQLite connection this store opened."""
+        """Erase what deletes left (memory.erase; the WAL is truncated), then close every SQLite connection."""
+        self.eraser.close()
         with self._connections_lock:
             for conn in self._connections:
                 try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -27,6 +28,13 @@ def collection_ids(collection: Any) -> set[str]:
         if len(got["ids"]) < _BATCH:
             return out
         offset += _BATCH
+
+
+def _noise(chunk_id: str, dimension: int) -> np.ndarray:
+    """A unit vector drawn from the id's hash: carries nothing of the text, spreads tombstones over the graph."""
+    seed = int.from_bytes(hashlib.sha256(chunk_id.encode()).digest()[:8], "little")
+    v = np.random.default_rng(seed).standard_normal(dimension).astype(np.float32)
+    return v / np.linalg.norm(v)
 
 
 class VectorIndex:
@@ -74,14 +82,23 @@ class VectorIndex:
         self.delete(namespace, ids)
         self.add(namespace, ids, vectors)
 
-    def delete(self, namespace: str, ids: Iterable[str]) -> None:
-        """Remove vectors by chunk id; ids that are not there are ignored."""
+    def delete(self, namespace: str, ids: Iterable[str], *, scrub: bool = False) -> None:
+        """Remove vectors by chunk id; ids that are not there are ignored.
+
+        With `scrub`, each vector is first overwritten with noise: Chroma's HNSW index keeps a deleted vector's
+        numbers in its data file (only the id goes), and an embedding can be read back towards its text.
+        """
         ids = list(ids)
         collection = self._collection(namespace, create=False)
         if collection is None or not ids:
             return
         for start in range(0, len(ids), _BATCH):
-            collection.delete(ids=ids[start:start + _BATCH])
+            part = ids[start:start + _BATCH]
+            present = sorted(collection.get(ids=part, include=[])["ids"]) if scrub else []
+            if present:  # an upsert of an absent id would add it
+                collection.upsert(ids=present, embeddings=np.stack([_noise(i, self._store.identity.dimension)
+                                                                    for i in present]))
+            collection.delete(ids=part)
 
     def fetch(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of those ids that have one."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from types import MappingProxyType
@@ -11,7 +10,7 @@ from typing import Any
 from memory.clock import Clock, to_iso, utc_now
 from memory.config import LimitsConfig, TasksConfig
 from memory.errors import NotFoundError, ValidationError
-from memory.limits import check_length
+from memory.limits import check_length, check_metadata, parse_metadata
 from memory.snippet import Snippet
 from memory.store import Store
 from memory.task import policy, ranking, tree
@@ -69,10 +68,14 @@ class TaskMemory:
         check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         policy.check_task_id(task_id)
         policy.check_kind(kind)
+        if isinstance(text, str):
+            text = text.replace("\x00", "")  # free text: a NUL means nothing in it (ids and kinds refuse one)
         policy.check_text(text)
         ttl = policy.check_ttl(ttl_s)
         if parent_task_id is not None:
             policy.check_task_id(parent_task_id, "parent_task_id")
+        if isinstance(metadata, Mapping):
+            check_metadata(metadata, "metadata", self._limits)
         meta = policy.encode_metadata(metadata)
         tokens = self._counter.count(text)
         # A one-shot item is deleted when recalled, so a key to read the rest later would point at nothing.
@@ -178,6 +181,7 @@ class TaskMemory:
             if exists is None:
                 raise NotFoundError(_no_task(namespace, task_id))
             removed = tree.delete_tree(db, namespace, task_id)
+            self._store.erase_later(db)  # the WAL still holds the items' text (memory.erase)
         forget_pages()
         return removed
 
@@ -186,7 +190,8 @@ class TaskMemory:
         policy.check_namespace(namespace)
         with self._store.transaction() as db:
             removed = db.execute("DELETE FROM task_items WHERE namespace = ?", [namespace]).rowcount
-            db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace])
+            if db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace]).rowcount or removed:
+                self._store.erase_later(db)
         forget_pages()
         return removed
 
@@ -207,7 +212,8 @@ class TaskMemory:
         now = to_iso(self._clock())
         with self._store.transaction() as db:
             removed = tree.purge_all(db, now)
-        if removed:
+            if removed:
+                self._store.erase_later(db)  # expired items' text must not stay in the WAL either
             forget_pages()
         return removed
 
@@ -267,7 +273,7 @@ class TaskMemory:
             return set()
         marks = ", ".join("?" for _ in wanted)
         with self._store.transaction() as db:
-            return {
+            consumed = {
                 r[0]
                 for r in db.execute(
                     f"DELETE FROM task_items WHERE namespace = ? AND ephemeral = 1 AND key IN ({marks}) "
@@ -275,6 +281,9 @@ class TaskMemory:
                     [namespace, *wanted],
                 ).fetchall()
             }
+            if consumed:
+                self._store.erase_later(db)
+            return consumed
 
     @staticmethod
     def _snippet(task_id: str, row: Any, rank: int, terms: tuple[str, ...]) -> Snippet:
@@ -310,7 +319,7 @@ def _item(row: Any) -> TaskItem:
 
 
 def _metadata(stored: str) -> Mapping[str, Any]:
-    return _NO_METADATA if stored == "{}" else MappingProxyType(json.loads(stored))
+    return _NO_METADATA if stored == "{}" else parse_metadata(stored)
 
 
 def _no_task(namespace: str, task_id: str) -> str:

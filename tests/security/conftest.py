@@ -51,6 +51,8 @@ def snapshot(memory: Memory) -> dict[str, Any]:
     state: dict[str, Any] = {}
     for table in tables(memory):
         state[table] = sorted(repr(tuple(row)) for row in db.execute(f'SELECT * FROM "{table}"').fetchall())
+    # The erase pass's own bookkeeping (memory.erase) comes and goes in the background.
+    state["meta"] = [row for row in state.get("meta", []) if "'erase_pending'" not in row]
     for name in memory.store.collection_names():
         collection = memory.store.chroma.get_collection(name)
         state[f"chroma:{name}"] = sorted(collection.get(include=[])["ids"])

@@ -1,0 +1,71 @@
+"""The erase pass (memory.erase): it removes only the segment folders no collection owns (every vector generation
+of a live namespace is kept), and a pass a killed process or an older version left owed runs at the next open."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory.config import Config
+from memory.embedding import Embedder
+from memory.service import Memory
+from memory.store import collection_name
+from tests.security.test_disk_trace import BOUND_S, MARKERS, holding, vector_folder
+
+
+def _folders(root: Path) -> set[str]:
+    return {p.name for p in (root / "chroma").iterdir() if p.is_dir()}
+
+
+def test_only_folders_no_collection_owns_are_removed(memory: Memory) -> None:
+    root, store = memory.config.data_path.resolve(), memory.store
+    memory.add_document("a", "The alpha plan.", doc_id="d")
+    memory.add_document("b", "The beta plan.", doc_id="d")
+    unit = np.full((1, store.identity.dimension), store.identity.dimension ** -0.5, dtype=np.float32)
+    following = store.collection("a", create=True, generation=store.generation + 1)  # as a re-embed writes it
+    assert following is not None
+    following.add(ids=["c-next-1-0"], embeddings=unit)
+    stray = store.collection("zqstray", create=True)
+    assert stray is not None
+    stray.add(ids=["c-stray-1-0"], embeddings=unit)
+    names = {"a": collection_name("a"), "a next": collection_name("a", generation=store.generation + 1),
+             "b": collection_name("b"), "stray": collection_name("zqstray")}
+    folders = {key: vector_folder(root, name).name for key, name in names.items()}
+    store.chroma.delete_collection(names["stray"])  # behind the store's back, as a re-embed's clean-up does
+    assert set(folders.values()) <= _folders(root), "Chroma leaves a dropped collection's folder"
+
+    memory.delete_namespace("b")
+    assert store.eraser.wait(BOUND_S)
+
+    assert _folders(root) == {folders["a"], folders["a next"]}
+    assert following.count() == 1 and "alpha" in memory.recall("a", "alpha plan", min_score=0.0).rendered
+
+
+@pytest.mark.parametrize("history", ["killed", "older-version"])
+def test_a_pass_left_owed_runs_at_the_next_open(config: Config, embedder: Embedder, tmp_path: Path,
+                                                history: str) -> None:
+    marker = MARKERS["en"]
+    crashed = tmp_path / "crashed"
+    with Memory(config, embedder=embedder) as memory:
+        memory.add_document("ns", f"The secret note {marker} must vanish. " * 40, doc_id="zqdocgone")
+        memory.add_document("ns", "The zqxcontrol note stays.", doc_id="kept")
+        gone = [marker, "zqdocgone", *[r[0] for r in memory.store.db.execute(
+            "SELECT id FROM chunks WHERE doc_id = 'zqdocgone'").fetchall()]]
+        with memory.store.write_lock:  # the pass waits: the copy is the disk as a kill right after the delete left it
+            memory.experience.delete_document("ns", "zqdocgone")
+            shutil.copytree(config.data_path.resolve(), crashed,
+                            ignore=shutil.ignore_patterns("memory.lock", "*-shm"))
+    assert set(holding(crashed, gone)) == set(gone), "the kill left the deleted data on disk"
+    if history == "older-version":  # a version before erasing recorded nothing
+        conn = sqlite3.connect(crashed / "memory.db", isolation_level=None)
+        conn.execute("DELETE FROM meta WHERE key IN ('erase_pending', 'erase_format')")
+        conn.close()
+
+    with Memory(config.replace("service", data_dir=str(crashed)), embedder=embedder) as again:
+        assert again.store.eraser.wait(BOUND_S)
+        assert holding(crashed, gone) == {}
+        assert "zqxcontrol" in again.recall("ns", "zqxcontrol note", min_score=0.0).rendered
