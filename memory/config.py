@@ -21,6 +21,7 @@ from memory.errors import ConfigError
 __all__ = [
     "AUTO",
     "CALIBRATION_KEYS",
+    "METADATA_DEPTH_CEILING",
     "AuthConfig",
     "Calibration",
     "ChromaConfig",
@@ -28,6 +29,7 @@ __all__ = [
     "Config",
     "EmbeddingConfig",
     "FactsConfig",
+    "JobsConfig",
     "LimitsConfig",
     "RecallConfig",
     "RetrievalConfig",
@@ -176,6 +178,23 @@ class LimitsConfig:
     max_query_chars: int = 20_000
     max_budget: int = 200_000
     max_batch: int = 1000
+    # Metadata of a document, memory or task item, as stored (JSON): how deeply it may nest, how big it may be.
+    # The depth is capped at METADATA_DEPTH_CEILING: deeper JSON cannot be read back by every serialiser.
+    max_metadata_depth: int = 32
+    max_metadata_bytes: int = 100_000
+
+
+# What every reader of stored metadata (json, pydantic, the API's answers) can carry, with room for the answer's
+# own nesting around it; limits.max_metadata_depth may not go above it.
+METADATA_DEPTH_CEILING = 100
+
+
+@dataclass(frozen=True)
+class JobsConfig:
+    """Ingest jobs: documents this long are written in the background (202 and a job id) instead of in the call."""
+
+    background_chars: int = 100_000
+    keep_finished_s: int = 86400
 
 
 @dataclass(frozen=True)
@@ -199,6 +218,7 @@ class Config:
     facts: FactsConfig = field(default_factory=FactsConfig)
     tasks: TasksConfig = field(default_factory=TasksConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
+    jobs: JobsConfig = field(default_factory=JobsConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
     # Not a section: which CALIBRATION_KEYS are "auto" (set by no file, variable or replace()).
     auto_calibration: frozenset[str] = CALIBRATION_KEYS
@@ -249,6 +269,8 @@ _POSITIVE = {
     ("retrieval", "recency_half_life_days"), ("retrieval", "neighbour_window_s"), ("recall", "default_budget"),
     ("tasks", "default_ttl_s"), ("tasks", "offload_tokens"), ("tasks", "head_tokens"), ("limits", "max_request_bytes"),
     ("limits", "max_text_chars"), ("limits", "max_query_chars"), ("limits", "max_budget"), ("limits", "max_batch"),
+    ("limits", "max_metadata_depth"), ("limits", "max_metadata_bytes"),
+    ("jobs", "background_chars"), ("jobs", "keep_finished_s"),
 }
 
 _UNIT_INTERVAL = {
@@ -468,6 +490,11 @@ def _check(config: Config, origin: str) -> None:
     if abs(total - 1.0) > 1e-6:
         raise ConfigError(
             f"{origin}: recall.fact_share + task_share + experience_share must add up to 1, got {total:g}"
+        )
+    if config.limits.max_metadata_depth > METADATA_DEPTH_CEILING:
+        raise ConfigError(
+            f"{origin}: limits.max_metadata_depth must be at most {METADATA_DEPTH_CEILING} (deeper metadata cannot "
+            f"be read back by every serialiser), got {config.limits.max_metadata_depth}"
         )
     if not config.service.data_dir:
         raise ConfigError(f"{origin}: service.data_dir must name a folder")

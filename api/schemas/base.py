@@ -31,18 +31,40 @@ Kind = Annotated[str, Field(json_schema_extra={"enum": list(KINDS)})]
 
 
 class RequestModel(BaseModel):
-    """A request body; JSON escapes such as "\\ud800" decode to lone surrogates, which no store can hold."""
+    """A request body; JSON escapes such as "\\ud800" decode to lone surrogates, which no store can hold.
+
+    NUL characters are dropped from free text (`free_text`) and refused in every other string field (ids, names,
+    speakers, keys, tags): a NUL means nothing in prose, and in a name it hides what the name is.
+    """
 
     model_config = ConfigDict(extra="forbid")
     # Fields that are only read, never stored (a recall query): the library copes with any string there.
     unstored: ClassVar[frozenset[str]] = frozenset()
+    free_text: ClassVar[frozenset[str]] = frozenset({"text"})
 
     @model_validator(mode="after")
     def _valid_unicode(self) -> RequestModel:
         for name in type(self).model_fields:
-            if name not in self.unstored:
-                _check(getattr(self, name), name)
+            if name in self.unstored:
+                continue
+            value = getattr(self, name)
+            _check(value, name)
+            if name in self.free_text and isinstance(value, str) and "\x00" in value:
+                if not value.replace("\x00", "").strip():
+                    raise ValueError(f"{name} holds nothing but NUL characters and spaces; send the text")
+                setattr(self, name, value.replace("\x00", ""))
+            else:
+                _refuse_nul(value, name)
         return self
+
+
+def _refuse_nul(value: Any, where: str) -> None:
+    # Metadata is left alone: it is JSON the caller owns, stored and answered escaped.
+    for i, text in enumerate(value if isinstance(value, list) else [value]):
+        if isinstance(text, str) and "\x00" in text:
+            name = f"{where}[{i}]" if isinstance(value, list) else where
+            raise ValueError(f"{name} holds a NUL character at {text.index(chr(0))}, which ids, names, speakers, "
+                             "keys and tags may not hold; remove it")
 
 
 def _check(value: Any, where: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -10,7 +10,9 @@ from api.schemas.base import Namespace, RequestModel
 from memory.experience import DocumentInfo
 
 __all__ = [
+    "DocId",
     "DocumentCreate",
+    "DocumentForm",
     "DocumentListPublic",
     "DocumentPublic",
     "DocumentResultPublic",
@@ -29,6 +31,11 @@ class MessageIn(RequestModel):
     metadata: dict[str, Any] = {}
     project: str | None = None
     tags: list[str] = []
+    conversation: str | None = Field(
+        default=None, min_length=1, max_length=200,
+        description="groups turns without a timestamp: their neighbours are the turns next to them in it "
+                    "(without it, one request is one conversation)",
+    )
 
 
 class MemoriesCreate(RequestModel):
@@ -46,6 +53,10 @@ class MemoriesPublic(BaseModel):
     facts: int = 0
 
 
+# A caller's own document id: any text (a '/' included), as the routes take it whole (`{doc_id:path}`).
+DocId = Annotated[str, Field(min_length=1, max_length=200)]
+
+
 class DocumentCreate(RequestModel):
     """A document given as text."""
 
@@ -53,7 +64,7 @@ class DocumentCreate(RequestModel):
     text: str = Field(min_length=1)
     title: str | None = Field(default=None, max_length=500)
     source: str | None = Field(default=None, max_length=2000)
-    doc_id: str | None = Field(default=None, min_length=1, max_length=200)
+    doc_id: DocId | None = None
     updated_at: str | None = None
     metadata: dict[str, Any] = {}
     project: str | None = None
@@ -66,6 +77,17 @@ class DocumentCreate(RequestModel):
             raise ValueError(f"holds a NUL character at {text.index(chr(0))}, so it looks binary; send the "
                              "document's text, or upload the file as multipart/form-data")
         return text
+
+
+class DocumentForm(RequestModel):
+    """The form fields of a multipart upload beside its `file`, held to the JSON body's rules."""
+
+    namespace: Namespace
+    doc_id: DocId | None = None
+    project: str | None = None
+    tags: list[str] = Field(default=[], description="repeat the field for several tags")
+    modified_at: str | None = Field(default=None, description="ISO 8601: the file's modification time where it "
+                                    "came from (what a loader reads when the content carries no date)")
 
 
 class DocumentResultPublic(BaseModel):

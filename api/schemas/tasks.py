@@ -20,7 +20,8 @@ class TaskItemCreate(RequestModel):
     kind: Kind
     text: str = Field(min_length=1)
     ephemeral: bool = False
-    ttl_s: int | None = Field(default=None, gt=0, le=MAX_TTL_S)
+    # strict: a JSON true, "5" or 5.0 is not a number of seconds (lax mode read true as 1 s)
+    ttl_s: int | None = Field(default=None, gt=0, le=MAX_TTL_S, strict=True)
     parent_task_id: TaskId | None = None
     metadata: dict[str, Any] = {}
 

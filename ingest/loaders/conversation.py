@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +49,8 @@ def _parse(path: Path, raw: str) -> Any:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ValidationError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); {_EXPECTED}") from None
+    except ValueError as exc:  # an integer literal over Python's int-conversion limit
+        raise ValidationError(f"{path} {_unreadable_number(exc)}") from None
     except RecursionError:
         raise ValidationError(f"{path} nests JSON too deeply to read; {_EXPECTED}") from None
 
@@ -61,9 +64,18 @@ def _parse_lines(path: Path, raw: str) -> list[Any]:
             items.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise ValidationError(f"{path} line {number} is not valid JSON ({exc.msg}); {_EXPECTED}") from None
+        except ValueError as exc:
+            raise ValidationError(f"{path} line {number} {_unreadable_number(exc)}") from None
         except RecursionError:
             raise ValidationError(f"{path} line {number} nests JSON too deeply to read; {_EXPECTED}") from None
     return items
+
+
+def _unreadable_number(exc: ValueError) -> str:
+    if "digits" not in str(exc):
+        return f"could not be read as JSON ({exc}); {_EXPECTED}"
+    return (f"holds an integer of more than {sys.get_int_max_str_digits():,} digits, which cannot be read; write "
+            "it as a string")
 
 
 def _document(path: Path, hint: str, conversation: Mapping[str, Any], max_chars: int | None) -> LoadedDocument:

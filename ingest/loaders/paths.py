@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ingest.identity import derived_id
 from ingest.loaders.registry import SUPPORTED_SUFFIXES
 from memory.errors import NotFoundError, ValidationError
 
@@ -15,10 +16,14 @@ __all__ = ["FoundPath", "iter_paths", "safe_path"]
 
 @dataclass(frozen=True)
 class FoundPath:
-    """A file to load, or one passed over with the reason (`skip_reason` is None for files to load)."""
+    """A file to load, or one passed over with the reason (`skip_reason` is None for files to load).
+
+    `name` is what the file's document is called without a doc_id (ingest.identity.derived_id), for files to load.
+    """
 
     path: Path
     skip_reason: str | None = None
+    name: str | None = None
 
 
 def safe_path(path: str | Path, root: Path | None = None) -> Path:
@@ -47,7 +52,8 @@ def iter_paths(paths: Iterable[str | Path], root: Path | None = None) -> Iterato
         if path.is_dir():
             yield from _walk(path, root.expanduser().resolve() if root else None)
         else:
-            yield _judge(path, None)
+            given_path = Path(given).expanduser()
+            yield _judge(path, None, derived_id(given_path, given_path))  # a link is named as given
 
 
 def _walk(folder: Path, root: Path | None) -> Iterator[FoundPath]:
@@ -64,10 +70,10 @@ def _walk(folder: Path, root: Path | None) -> Iterator[FoundPath]:
             elif is_dir:
                 dirs.append(name)
             else:
-                yield _judge(path, root)
+                yield _judge(path, root, derived_id(path, folder))
 
 
-def _judge(path: Path, root: Path | None) -> FoundPath:
+def _judge(path: Path, root: Path | None, name: str) -> FoundPath:
     resolved = path.resolve()
     if root is not None and not resolved.is_relative_to(root):
         return FoundPath(path, f"links outside the allowed folder {root}")
@@ -75,4 +81,4 @@ def _judge(path: Path, root: Path | None) -> FoundPath:
         return FoundPath(path, "not a regular file")
     if path.suffix.lower() not in SUPPORTED_SUFFIXES:
         return FoundPath(path, f"unsupported suffix {path.suffix or '(none)'!r}")
-    return FoundPath(resolved)
+    return FoundPath(resolved, name=name)

@@ -1,21 +1,23 @@
-"""Reading experience records from SQLite: documents as listed, and chunk rows for search results."""
+"""Reading experience records from SQLite: documents as listed, chunk rows for search results, same content."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from datetime import timedelta
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import sqlite_utils
 
 from memory.clock import parse_iso, to_iso
+from memory.experience import conversations
 from memory.experience.filters import filter_sql
-from memory.experience.model import DocumentInfo, SearchFilters
+from memory.experience.model import ChunkInput, DocumentInfo, SearchFilters
+from memory.limits import parse_metadata, readable_json
 
 __all__ = [
-    "ChunkRow", "chunk_rows", "filtered_chunk_ids", "get_document", "list_documents", "namespaces", "neighbour_turns",
+    "ChunkRow", "chunk_rows", "document_with_chunks", "filtered_chunk_ids", "get_document", "list_documents",
+    "namespaces", "neighbour_turns", "same_chunks",
 ]
 
 _DOC_COLUMNS = (
@@ -54,7 +56,7 @@ def _document(row: tuple[Any, ...]) -> DocumentInfo:
     return DocumentInfo(
         namespace=namespace, doc_id=doc_id, kind=kind, title=title, source=source, content_hash=content_hash,
         version=version, chunks=chunks, tokens=tokens, project=project, tags=tuple(json.loads(tags)),
-        speaker=speaker, metadata=MappingProxyType(json.loads(metadata)), created_at=created_at,
+        speaker=speaker, metadata=parse_metadata(metadata), created_at=created_at,
         updated_at=updated_at,
     )
 
@@ -92,8 +94,39 @@ def chunk_rows(
             f"WHERE +c.namespace = ? AND c.id IN ({','.join('?' * len(part))}) AND {where}",
             [namespace, *part, *params],
         ).fetchall()
-        out.update((r[1], ChunkRow(*r)) for r in rows)
+        for r in rows:
+            row = ChunkRow(*r)
+            if (metadata := readable_json(row.metadata)) is not row.metadata:
+                row = row._replace(metadata=metadata)
+            out[row.id] = row
     return out
+
+
+def same_chunks(db: sqlite_utils.Database, namespace: str, doc_id: str, chunks: Sequence[ChunkInput]) -> bool:
+    """Whether the stored document's chunks are exactly `chunks` (ordinal, text and heading): the same content."""
+    stored = db.execute(
+        "SELECT ordinal, text, heading FROM chunks WHERE namespace = ? AND doc_id = ? ORDER BY ordinal",
+        [namespace, doc_id],
+    ).fetchall()
+    return [tuple(r) for r in stored] == [(c.ordinal, c.text, c.heading) for c in sorted(chunks, key=_ordinal)]
+
+
+def document_with_chunks(db: sqlite_utils.Database, namespace: str, chunks: Sequence[ChunkInput]) -> str | None:
+    """The id of a document of the namespace (not a memory) whose chunks are exactly `chunks`, else None."""
+    if not chunks:
+        return None
+    first = min(chunks, key=_ordinal)
+    candidates = db.execute(
+        "SELECT d.doc_id FROM documents d JOIN chunks c ON c.namespace = d.namespace AND c.doc_id = d.doc_id "
+        "WHERE d.namespace = ? AND d.kind = 'document' AND d.chunk_count = ? AND c.ordinal = ? AND c.text = ? "
+        "AND c.heading = ? ORDER BY d.doc_id",
+        [namespace, len(chunks), first.ordinal, first.text, first.heading],
+    ).fetchall()
+    return next((r[0] for r in candidates if same_chunks(db, namespace, r[0], chunks)), None)
+
+
+def _ordinal(chunk: ChunkInput) -> int:
+    return chunk.ordinal
 
 
 def filtered_chunk_ids(db: sqlite_utils.Database, namespace: str, filters: SearchFilters, limit: int) -> list[str]:
@@ -115,33 +148,45 @@ def namespaces(db: sqlite_utils.Database) -> list[str]:
 def neighbour_turns(
     db: sqlite_utils.Database, namespace: str, turns: Sequence[ChunkRow], window_seconds: int
 ) -> dict[str, list[str]]:
-    """For each conversation turn, the chunk ids of the memories just before and just after it in time.
+    """For each conversation turn, the chunk ids of the memories just before and just after it.
 
-    A neighbour must be a memory of the same namespace within `window_seconds` of the turn; turns stored with
-    the same timestamp are ordered by when they were stored.
+    A turn stored with its own timestamp: the closest memories in time that have theirs, within `window_seconds`
+    (turns of the same timestamp ordered by when they were stored). A turn stored without one: the turns before
+    and after it in its own conversation, in the order stored (memory.experience.conversations).
     """
+    belongs = conversations.of(db, namespace, [turn.doc_id for turn in turns])
     out: dict[str, list[str]] = {}
     for turn in turns:
         moment = parse_iso(turn.updated_at, "updated_at")
         window = timedelta(seconds=window_seconds)
-        low, high = to_iso(moment - window), to_iso(moment + window)
-        found = []
-        for sql in (_BEFORE, _AFTER):
-            row = db.execute(sql, {"ns": namespace, "at": turn.updated_at, "rowid": turn.rowid, "low": low,
-                                   "high": high}).fetchone()
-            if row:
-                found.append(row[0])
-        out[turn.id] = found
+        params = {"ns": namespace, "at": turn.updated_at, "rowid": turn.rowid, "low": to_iso(moment - window),
+                  "high": to_iso(moment + window), "conversation": belongs.get(turn.doc_id)}
+        queries = (_BEFORE, _AFTER) if turn.doc_id not in belongs else (_BEFORE_IN, _AFTER_IN)
+        out[turn.id] = [row[0] for row in (db.execute(sql, params).fetchone() for sql in queries) if row]
     return out
 
 
 _NEIGHBOUR = (
     "SELECT c.id FROM chunks c JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
-    "WHERE c.namespace = :ns AND d.kind = 'memory' AND c.updated_at BETWEEN :low AND :high AND "
+    "WHERE c.namespace = :ns AND d.kind = 'memory' AND c.updated_at BETWEEN :low AND :high AND NOT EXISTS "
+    "(SELECT 1 FROM turn_conversations v WHERE v.namespace = c.namespace AND v.doc_id = c.doc_id) AND "
 )
 _BEFORE = _NEIGHBOUR + (
     "(c.updated_at < :at OR (c.updated_at = :at AND c.rowid < :rowid)) ORDER BY c.updated_at DESC, c.rowid DESC LIMIT 1"
 )
 _AFTER = _NEIGHBOUR + (
     "(c.updated_at > :at OR (c.updated_at = :at AND c.rowid > :rowid)) ORDER BY c.updated_at, c.rowid LIMIT 1"
+)
+# CROSS JOIN (never reordered) and the unary + keep SQLite on the conversation's few rows, not the namespace's.
+_IN_CONVERSATION = (
+    "SELECT c.id FROM turn_conversations v CROSS JOIN chunks c ON c.namespace = v.namespace AND c.doc_id = v.doc_id "
+    "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+    "WHERE v.namespace = :ns AND v.conversation = :conversation AND d.kind = 'memory' AND "
+)
+_BEFORE_IN = _IN_CONVERSATION + (
+    "(+c.updated_at < :at OR (c.updated_at = :at AND c.rowid < :rowid)) "
+    "ORDER BY c.updated_at DESC, c.rowid DESC LIMIT 1"
+)
+_AFTER_IN = _IN_CONVERSATION + (
+    "(+c.updated_at > :at OR (c.updated_at = :at AND c.rowid > :rowid)) ORDER BY c.updated_at, c.rowid LIMIT 1"
 )

@@ -6,8 +6,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memory.config import LimitsConfig
 from memory.errors import ValidationError
 from memory.experience.model import ChunkInput, DocumentKind
+from memory.limits import check_metadata
 from memory.text.unicode import storable
 
 __all__ = ["check_chunks", "check_kind", "check_record", "check_tags", "require_text"]
@@ -16,17 +18,32 @@ _KINDS = ("document", "memory")
 
 
 def require_text(value: object, name: str) -> str:
-    """`value` when it is a non-blank string that SQLite can store, else ValidationError naming `name`."""
+    """`value` without NUL characters when that leaves a non-blank string SQLite can store, else ValidationError.
+
+    NUL is dropped, not refused: it is free text, and a NUL means nothing in it (ids and names refuse it instead).
+    """
+    if isinstance(value, str):
+        value = value.replace("\x00", "")
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{name} must be a non-empty string, got {value!r}")
     return storable(value, name)
 
 
-def check_record(name: str, metadata: Mapping[str, Any], texts: Mapping[str, object]) -> None:
-    """Every text field storable, and the metadata plain JSON that SQLite and the API can read back (no NaN)."""
+def check_record(name: str, metadata: Mapping[str, Any], texts: Mapping[str, object],
+                 limits: LimitsConfig | None = None) -> None:
+    """Every named text field storable and free of NUL, and the metadata plain JSON that SQLite and the API can
+    read back (no NaN), within limits.max_metadata_* when `limits` is given (see limits.check_metadata)."""
     for field_name, value in texts.items():
         if isinstance(value, str):
             storable(value, f"{name}.{field_name}")
+            if "\x00" in value:
+                raise ValidationError(
+                    f"{name}.{field_name} holds a NUL character at {value.index(chr(0))}, which ids, names, "
+                    "speakers, tags and chunks may not hold; remove it"
+                )
+    if not isinstance(metadata, Mapping):
+        raise ValidationError(f"{name}.metadata must be an object of JSON values, got {type(metadata).__name__}")
+    check_metadata(metadata, f"{name}.metadata", limits)
     try:
         encoded = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:

@@ -45,9 +45,9 @@ def test_walk_skips_hidden_and_unsupported(tree: Path) -> None:
 def test_named_files_and_missing_paths(tree: Path) -> None:
     found = list(iter_paths([tree / "a.txt", tree / "image.png", str(tree / ".hidden.txt")]))
     assert found == [
-        FoundPath(tree / "a.txt"),
+        FoundPath(tree / "a.txt", name="a.txt"),  # a file argument is named by its own name, not its path
         FoundPath(tree / "image.png", "unsupported suffix '.png'"),
-        FoundPath(tree / ".hidden.txt"),  # named on purpose, so read
+        FoundPath(tree / ".hidden.txt", name=".hidden.txt"),  # named on purpose, so read
     ]
     with pytest.raises(NotFoundError, match="does not exist"):
         list(iter_paths([tree / "nope"]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import logging
 import zipfile
 import zlib
 from pathlib import Path
@@ -12,13 +13,15 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from api.app import create_app
 from api.schemas.base import NAMESPACE_RULE
 from ingest.pipeline import ingest_paths
+from memory.embedding import Embedder
 from memory.errors import ValidationError
 from memory.experience import SearchFilters
 from memory.namespaces import check_namespace
 from memory.service import Memory
-from tests.security.conftest import LIMITS, snapshot
+from tests.security.conftest import LIMITS, make_config, snapshot
 
 JSON = {"content-type": "application/json"}
 
@@ -34,8 +37,8 @@ def stocked(module_client: TestClient) -> None:
         assert getattr(module_client, method)(path, json=body).status_code == 200
 
 
-def _upload(name: str, data: bytes, namespace: str | None = "u1") -> dict[str, Any]:
-    return {"files": {"file": (name, data)}, "data": {} if namespace is None else {"namespace": namespace}}
+def _upload(name: str, data: bytes, namespace: str | None = "u1", **fields: str) -> dict[str, Any]:
+    return {"files": {"file": (name, data)}, "data": ({} if namespace is None else {"namespace": namespace}) | fields}
 
 
 def _raw_multipart(filename: bytes, *chunks: bytes) -> dict[str, Any]:
@@ -75,6 +78,19 @@ def _pdf(content: bytes, pages: int = 1) -> bytes:
     return bytes(out)
 
 
+def _json(body: bytes) -> dict[str, Any]:
+    return {"content": body, "headers": JSON}
+
+
+def _nested(depth: int, kind: type) -> Any:
+    """A JSON value nested `depth` levels deep (the outermost counts as one)."""
+    value: Any = {} if kind is dict else []
+    for _ in range(depth - 1):
+        value = {"a": value} if kind is dict else [value]
+    return value
+
+
+_BIG = b"7" * 5000
 _DEEP = b'{"namespace": "u1", "text": "deep", "metadata": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
 _GZIP_BOMB = gzip.compress(b'{"namespace": "u1", "text": "' + b" " * 50_000_000 + b'"}', 9)  # ~50 KB -> 50 MB
 _PDF_BOMB = _pdf((b"BT /F1 12 Tf 72 712 Td (" + b"A" * 60 + b") Tj ET\n") * 60_000)  # ~20 KB -> 5 MB of content
@@ -248,6 +264,88 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
     ("task-other-namespace", "get", "/v1/tasks/t-1/items", {"params": {"namespace": "u2"}}, 404, "does not exist"),
     ("route-unknown", "get", "/v1/secrets", {}, 404, "Not Found"),
     ("method-not-allowed", "put", "/v1/facts", {"json": {}}, 405, "Method Not Allowed"),
+    # integer literals over Python's int-conversion limit (4,300 digits), wherever JSON is read
+    ("doc-metadata-bigint", "post", "/v1/documents", _json(b'{"namespace": "u1", "text": "big", "metadata": {"n": '
+                                                          + _BIG + b"}}"), 422, "4,300 digits"),
+    ("doc-metadata-bigint-nested", "post", "/v1/documents",
+     _json(b'{"namespace": "u1", "text": "big", "metadata": {"a": {"b": [1, -' + _BIG + b"]}}}"), 422, "digits"),
+    ("memories-metadata-bigint", "post", "/v1/memories",
+     _json(b'{"namespace": "u1", "messages": [{"text": "hi", "metadata": {"n": ' + _BIG + b"}}]}"), 422, "digits"),
+    ("task-metadata-bigint", "post", "/v1/tasks/t-1/items",
+     _json(b'{"namespace": "u1", "kind": "note", "text": "x", "metadata": {"n": [' + _BIG + b"]}}"), 422, "digits"),
+    ("recall-bigint", "post", "/v1/recall", _json(b'{"namespace": "u1", "query": "x", "budget": ' + _BIG + b"}"),
+     422, "digits"),
+    # metadata nested past limits.max_metadata_depth (32 by default) or the ceiling every reader can carry (100)
+    ("doc-metadata-deep-dict", "post", "/v1/documents",
+     {"json": {"namespace": "u1", "text": "deep", "metadata": _nested(40, dict)}}, 413, "max_metadata_depth"),
+    ("doc-metadata-deep-list", "post", "/v1/documents",
+     {"json": {"namespace": "u1", "text": "deep", "metadata": {"a": _nested(40, list)}}}, 413, "max_metadata_depth"),
+    ("doc-metadata-300", "post", "/v1/documents",
+     {"json": {"namespace": "u1", "text": "deep", "metadata": _nested(300, dict)}}, 413, "nests deeper than 32"),
+    ("memories-metadata-300", "post", "/v1/memories",
+     {"json": {"namespace": "u1", "messages": [{"text": "deep", "metadata": {"a": _nested(300, list)}}]}}, 413,
+     "nests deeper than"),
+    ("task-metadata-deep", "post", "/v1/tasks/t-1/items",
+     {"json": {"namespace": "u1", "kind": "note", "text": "x", "metadata": _nested(40, dict)}}, 413,
+     "max_metadata_depth"),
+    ("upload-json-deep-metadata", "post", "/v1/documents",
+     _upload("chat.json", b'[{"role": "user", "content": "hi", "extra": ' + b"[" * 300 + b"]" * 300 + b"}]"), 413,
+     "nests deeper than"),
+    ("doc-metadata-bytes", "post", "/v1/documents",
+     {"json": {"namespace": "u1", "text": "big", "metadata": {"blob": "x" * 150_000}}}, 413, "max_metadata_bytes"),
+    ("task-metadata-bytes", "post", "/v1/tasks/t-1/items",
+     {"json": {"namespace": "u1", "kind": "note", "text": "x", "metadata": {"blob": ["元" * 40_000]}}}, 413,
+     "max_metadata_bytes"),
+    # NUL: refused in ids, names, speakers, keys and tags (it is dropped from free text, tested below)
+    ("memories-speaker-nul", "post", "/v1/memories",
+     {"json": {"namespace": "u1", "messages": [{"text": "hi", "speaker": "An\x00na"}]}}, 422, "speaker holds a NUL"),
+    ("memories-tag-nul", "post", "/v1/memories",
+     {"json": {"namespace": "u1", "messages": [{"text": "hi", "tags": ["ok", "b\x00d"]}]}}, 422, "tags[1] holds a NUL"),
+    ("doc-id-nul", "post", "/v1/documents", {"json": {"namespace": "u1", "text": "x", "doc_id": "a\x00b"}}, 422,
+     "doc_id holds a NUL"),
+    ("doc-title-nul", "post", "/v1/documents", {"json": {"namespace": "u1", "text": "x", "title": "\x00"}}, 422,
+     "title holds a NUL"),
+    ("pin-key-nul", "post", "/v1/facts/pin", {"json": {"namespace": "u1", "key": "k\x00", "value": "v"}}, 422,
+     "key holds a NUL"),
+    ("fact-only-nul", "post", "/v1/facts", {"json": {"namespace": "u1", "text": "\x00 \x00"}}, 422,
+     "nothing but NUL"),
+    ("task-kind-nul", "post", "/v1/tasks/t-1/items", {"json": {"namespace": "u1", "kind": "note\x00", "text": "x"}},
+     422, "kind"),
+    ("promote-key-nul", "post", "/v1/tasks/t-1/promote", {"json": {"namespace": "u1", "keys": ["t-1/r1\x00"]}}, 422,
+     "keys[0] holds a NUL"),
+    ("recall-filter-nul", "post", "/v1/recall",
+     {"json": {"namespace": "u1", "query": "x", "filters": {"project": "p\x00"}}}, 422, "project holds a NUL"),
+    ("upload-speaker-nul", "post", "/v1/documents",
+     _upload("chat.json", b'[{"role": "us\\u0000er", "content": "hi"}]'), 422, "speaker holds a NUL"),
+    # the multipart fields beside the file follow the JSON body's rules
+    ("upload-doc-id-nul", "post", "/v1/documents", _upload("a.txt", b"hello", doc_id="a\x00b"), 422,
+     "doc_id holds a NUL"),
+    ("upload-project-nul", "post", "/v1/documents", _upload("a.txt", b"hello", project="p\x00"), 422,
+     "project holds a NUL"),
+    ("upload-doc-id-long", "post", "/v1/documents", _upload("a.txt", b"hello", doc_id="d" * 201), 422,
+     "doc_id: String should have at most 200 characters"),
+    ("upload-doc-id-empty", "post", "/v1/documents", _upload("a.txt", b"hello", doc_id=""), 422,
+     "doc_id: String should have at least 1 character"),
+    ("upload-unknown-field", "post", "/v1/documents", _upload("a.txt", b"hello", title="T"), 422,
+     "title: Extra inputs are not permitted"),
+    ("upload-long-folders", "post", "/v1/documents", _upload("d/" * 600 + "a.txt", b"hello"), 422, "file name"),
+    # a file's conversations are one batch: limits.max_batch (5 here) counts them all
+    ("upload-jsonl-over-batch", "post", "/v1/documents",
+     _upload("chats.jsonl", b"\n".join(b'{"id": "c%d", "messages": [{"role": "user", "content": "hi %d"}]}'
+                                       % (i, i) for i in range(6))), 413, "max_batch"),
+    ("upload-json-over-batch", "post", "/v1/documents",
+     _upload("chats.json", b"[" + b", ".join(b'{"messages": [{"role": "user", "content": "hi %d"}]}' % i
+                                            for i in range(6)) + b"]"), 413, "max_batch"),
+    # ttl_s is a JSON whole number: true is not 1 s, false not 0, "5" and 1.5 not numbers of seconds
+    *[(f"task-ttl-{name}", "post", "/v1/tasks/t-1/items",
+       {"json": {"namespace": "u1", "kind": "note", "text": "x", "ttl_s": value}}, 422, "ttl_s: Input should be")
+      for name, value in (("true", True), ("false", False), ("string", "5"), ("fraction", 1.5))],
+    # what an error says: the field, and where a body stopped parsing
+    ("recall-query-missing", "post", "/v1/recall", {"json": {"namespace": "u1"}}, 422, "query: Field required"),
+    ("recall-json-decode", "post", "/v1/recall", _json(b'{"namespace": "u1", "query": "x",, }'), 422,
+     "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 34 (character 33)"),
+    ("doc-json-decode", "post", "/v1/documents", _json(b'{"namespace": "u1",\n "text": }'), 422,
+     "Expecting value at line 2, column 10 (character 29)"),
 ]
 
 
@@ -289,13 +387,14 @@ def test_budget_zero_is_an_empty_answer(module_client: TestClient, module_memory
 
 def test_an_uploaded_name_cannot_leave_the_upload_folder(module_client: TestClient, module_memory: Memory,
                                                                 tmp_path: Path) -> None:
-    """Only the file's own name is kept: a traversal in it writes nothing outside and stores the bare name."""
+    """A traversal in the name writes nothing outside; the id keeps the name's folders, its `..` parts dropped."""
     target = tmp_path / "escaped.txt"
     name = "../" * 12 + str(target).lstrip("/")
     response = module_client.post("/v1/documents", **_upload(name, b"Uploaded through a hostile name."))
-    assert response.status_code == 200 and response.json()["doc_id"] == "escaped.txt"
+    assert response.status_code == 200 and response.json()["doc_id"] == str(target).lstrip("/")
     assert not target.exists()
-    assert module_client.delete("/v1/documents/escaped.txt", params={"namespace": "u1"}).status_code == 200
+    deleted = module_client.delete("/v1/documents/" + str(target).lstrip("/"), params={"namespace": "u1"})
+    assert deleted.json() == {"deleted": str(target).lstrip("/")}
 
 
 def test_file_ingest_refuses_paths_outside_its_root(module_memory: Memory, tmp_path: Path) -> None:
@@ -340,3 +439,66 @@ def test_a_thousand_tag_filter_is_answered(module_memory: Memory) -> None:
     assert not [i for i in result.items if i.snippet.tier == "experience"]  # ...and filtered out by any tag
     found = module_memory.experience.search("u1", "CSV loader", filters=SearchFilters(tags=("x",)))
     assert found == []
+
+
+def test_nul_in_free_text_is_dropped_before_it_is_stored(module_client: TestClient, module_memory: Memory) -> None:
+    """Facts, turns and task items keep their text without the NUL; nothing stored or rendered holds one."""
+    ns = {"namespace": "nul-text"}
+    fact = module_client.post("/v1/facts", json={**ns, "text": "Never use\x00 tabs. 以后不要\x00用制表符。"}).json()
+    assert fact["stored"] and all("\x00" not in f["text"] + f["value"] + f["key"] for f in fact["stored"])
+    module_client.post("/v1/memories", json={**ns, "messages": [
+        {"text": "I moved\x00 to Berlin last May.", "speaker": "Anna"}, {"text": "我搬到\x00柏林了。", "speaker": "小王"}]})
+    module_client.post("/v1/tasks/t-nul/items", json={**ns, "kind": "note", "text": "Read\x00 the loader."})
+    db = module_memory.store.db
+    stored = [r[0] for sql in ("SELECT text || value || key FROM facts WHERE namespace = 'nul-text'",
+                               "SELECT text FROM chunks WHERE namespace = 'nul-text'",
+                               "SELECT coalesce(speaker, '') FROM documents WHERE namespace = 'nul-text'",
+                               "SELECT text FROM task_items WHERE namespace = 'nul-text'")
+              for r in db.execute(sql).fetchall()]
+    assert len(stored) == len(fact["stored"]) + 5 and not [t for t in stored if "\x00" in t]
+    assert "I moved to Berlin last May." in stored and "我搬到柏林了。" in stored
+    answer = module_client.post("/v1/recall", json={**ns, "query": "Where did Anna move? 柏林", "task_id": "t-nul"})
+    rendered = answer.json()["rendered"]
+    assert "Berlin" in rendered and "\x00" not in rendered
+    assert module_client.delete("/v1/namespaces/nul-text").status_code == 200
+
+
+def test_a_long_integer_in_an_uploaded_conversation_is_refused(tmp_path: Path, embedder: Embedder) -> None:
+    config = make_config(tmp_path).replace("limits", max_text_chars=20_000)
+    with Memory(config, embedder=embedder) as memory:
+        client = TestClient(create_app(config, memory))
+        for name, data, words in [
+            ("chat.json", b'[{"role": "user", "content": "hi", "n": ' + _BIG + b"}]", "chat.json holds an integer"),
+            ("chat.jsonl", b'{"role": "user", "content": "hi"}\n{"role": "user", "content": "x", "n": ' + _BIG + b"}",
+             "chat.jsonl line 2 holds an integer of more than 4,300 digits"),
+        ]:
+            answer = client.post("/v1/documents", **_upload(name, data))
+            assert answer.status_code == 422 and words in answer.json()["detail"], answer.text
+        assert memory.experience.list_documents("u1") == []
+
+
+def test_an_unexpected_failure_answers_the_json_error_body(tmp_path: Path, embedder: Embedder,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """A 5xx is a bug, and still the API.md body: InternalError, no traceback to the caller, one in the log."""
+    config = make_config(tmp_path)
+    with Memory(config, embedder=embedder) as memory:
+        app = create_app(config, memory)
+
+        def fails() -> None:
+            raise ZeroDivisionError("a secret 4711 in the message")
+
+        app.add_api_route("/v1/fails", fails)
+        client = TestClient(app, raise_server_exceptions=False)
+        with caplog.at_level(logging.ERROR, logger="api.errors"):
+            answer = client.get("/v1/fails")
+        assert answer.status_code == 500 and answer.headers["content-type"] == "application/json"
+        body = answer.json()
+        assert body["error"] == "InternalError" and "ZeroDivisionError" in body["detail"]
+        assert "4711" not in body["detail"] and "Traceback" not in body["detail"]
+        assert any(r.exc_info and r.exc_info[0] is ZeroDivisionError for r in caplog.records)
+        # A store broken under the service (a table dropped by hand) is answered the same way.
+        memory.store.db.execute("DROP TABLE facts")
+        broken = client.get("/v1/facts", params={"namespace": "u1"})
+        assert broken.status_code >= 500 and set(broken.json()) == {"error", "detail"}
+        metrics = client.get("/metrics").text
+        assert 'memory_requests_total{method="GET",route="/v1/fails",status="500"} 1.0' in metrics

@@ -7,16 +7,21 @@ own pytest plugin is not used: its lazy fixture loader does not run under pytest
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import schemathesis
+from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode, checks
 
 from api.app import create_app
 from memory.service import Memory
 
+_JSON = {"content-type": "application/json"}
 # Examples per operation and mode: 22 operations x 2 modes x 10 = ~400 real requests (some embed text), ~20 s.
 EXAMPLES = 10
 CHECKS = [
@@ -55,3 +60,45 @@ def test_no_generated_request_gets_a_5xx_or_an_undocumented_answer(module_memory
                 failures.append(f"{operation.label} ({mode.value}): " + "\n".join(
                     [f"{type(e).__name__}: {e}" for e in found] + notes))
     assert not failures, f"seed {seed}:\n\n" + "\n\n".join(failures)
+
+
+def _wrapped(depth: int, leaf: str, as_list: bool) -> bytes:
+    """JSON text of `leaf` inside `depth` lists or objects, written by hand: Python's json cannot write every leaf."""
+    opening, closing = ("[", "]") if as_list else ('{"k": ', "}")
+    return (opening * depth + leaf + closing * depth).encode()
+
+
+# A metadata value: any JSON leaf (integers past Python's 4,300 digits, NUL and escapes included) at any depth up
+# to past what pydantic writes back out (255), in lists or objects.
+_LEAF = st.one_of(
+    st.sampled_from(["null", "true", "-0.0", "1e308", "7" * 4300, "-" + "7" * 4301, '"\\u0000"', '"\\ud800"']),
+    st.integers().map(str), st.text(max_size=20).map(json.dumps),
+)
+_METADATA = st.builds(_wrapped, st.integers(min_value=0, max_value=300), _LEAF, st.booleans())
+
+
+def test_no_metadata_a_request_can_store_breaks_a_read(module_client: TestClient, seed: int) -> None:
+    """Whatever metadata a turn or a document is sent with, it is refused with a 4xx or stored; and then the
+    namespace still lists and recalls."""
+    ns = {"namespace": "fuzz-metadata"}
+
+    @hypothesis_seed(seed)
+    @given(value=_METADATA, as_document=st.booleans())
+    @settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    def store(value: bytes, as_document: bool) -> None:
+        body = b'{"value": ' + value + b"}"
+        if as_document:
+            sent = b'{"namespace": "fuzz-metadata", "text": "fuzzed document", "metadata": ' + body + b"}"
+            answer = module_client.post("/v1/documents", content=sent, headers=_JSON)
+        else:
+            sent = b'{"namespace": "fuzz-metadata", "messages": [{"text": "fuzzed turn", "metadata": ' + body + b"}]}"
+            answer = module_client.post("/v1/memories", content=sent, headers=_JSON)
+        assert answer.status_code < 500 and set(answer.json()) >= ({"doc_id"} if as_document else {"ids"}) \
+            if answer.status_code == 200 else answer.status_code in (413, 422), answer.text[:300]
+        assert module_client.get("/v1/documents", params=ns).status_code == 200
+        assert module_client.post("/v1/recall", json={**ns, "query": "fuzzed"}).status_code == 200
+
+    try:
+        store()
+    finally:
+        module_client.delete("/v1/namespaces/fuzz-metadata")
