@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.embedding import Embedder
+from memory.embedding import Embedder, Progress
 
 __all__ = ["CACHE_DIR", "CachedEmbedder"]
 
@@ -49,8 +49,12 @@ class CachedEmbedder:
         """Query vectors, through the disk cache."""
         return self._cached(texts, "q", self._embedder.encode_queries)
 
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Document vectors, through the disk cache."""
+    def encode_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        """Document vectors, through the disk cache (progress is reported once, when the call is done)."""
+        if progress is not None:
+            vectors = self._cached(texts, "d", self._embedder.encode_documents)
+            progress(len(set(texts)), len(set(texts)))
+            return vectors
         return self._cached(texts, "d", self._embedder.encode_documents)
 
     def _cached(self, texts: Sequence[str], role: str, encode) -> np.ndarray:  # type: ignore[no-untyped-def]

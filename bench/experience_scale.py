@@ -17,6 +17,7 @@ from bench.corpora import load_cmrc, load_scifact
 from bench.embed_cache import CachedEmbedder
 from memory.clock import utc_now
 from memory.config import load_config
+from memory.embedding import Progress
 from memory.experience import ChunkInput, ExperienceMemory
 from memory.experience.dense import VectorIndex
 from memory.experience.lexical import search as lexical_search
@@ -41,9 +42,12 @@ class SyntheticEncoder:
         v = np.random.default_rng(seed).standard_normal(self.dimension).astype(np.float32)
         return v / np.linalg.norm(v)
 
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+    def encode_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """One pseudo-random unit vector per text."""
-        return np.stack([self._vector(t) for t in texts])
+        vectors = np.stack([self._vector(t) for t in texts])
+        if progress is not None:
+            progress(len(texts), len(texts))
+        return vectors
 
     def encode_query(self, text: str) -> np.ndarray:
         """Same for a query."""

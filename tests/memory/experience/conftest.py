@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memory.config import Config
-from memory.embedding import Embedder
+from memory.embedding import Embedder, Progress
 from memory.experience import ChunkInput, ExperienceMemory, lexical
 from memory.store import Store, open_store
 from memory.tokens import get_counter
@@ -55,10 +55,10 @@ class CountingEncoder:
         self.identity = embedder.identity
         self.embedded: list[str] = []
 
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+    def encode_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """Embed and remember the texts."""
         self.embedded.extend(texts)
-        return self._embedder.encode_documents(texts)
+        return self._embedder.encode_documents(texts, progress)
 
     def encode_query(self, text: str) -> np.ndarray:
         """Embed a query (not counted)."""

@@ -215,10 +215,10 @@ def test_a_metadata_change_racing_a_delete_leaves_no_document_without_chunks(
     writer = experience._writer
     embed = writer._embed
 
-    def delete_first(namespace, plans):  # type: ignore[no-untyped-def]
+    def delete_first(namespace, plans, progress=None):  # type: ignore[no-untyped-def]
         # Runs after the plan was made and before the swap: exactly where a concurrent DELETE can land.
         writer.delete(namespace, ["doc"])
-        embed(namespace, plans)
+        embed(namespace, plans, progress)
 
     writer._embed = delete_first  # type: ignore[method-assign]
     add(experience, "ns", "doc", ENGLISH["loader"], metadata={"v": 2})
