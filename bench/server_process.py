@@ -36,8 +36,9 @@ def free_port() -> int:
 class ServerProcess:
     """One `python -m cli serve --data DIR --port P` process; its output goes to `log`."""
 
-    def __init__(self, data_dir: Path, log: Path, config_file: Path | None = None) -> None:
+    def __init__(self, data_dir: Path, log: Path, config_file: Path | None = None, root: Path = ROOT) -> None:
         self.data_dir = data_dir
+        self.root = root  # the checkout whose code serves (another one for before / after comparisons)
         self.log = log
         self.config_file = config_file
         self.port = 0
@@ -72,7 +73,7 @@ class ServerProcess:
         with self.log.open("ab") as out:
             out.write(f"\n=== start {' '.join(command)}\n".encode())
             out.flush()
-            self._process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            self._process = subprocess.Popen(command, cwd=self.root, env=env, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and self._process.poll() is None:
             try:

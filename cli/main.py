@@ -7,8 +7,11 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import asdict
+from typing import Any
 
+from cli.remote import Remote
 from memory.config import Config, load_config
 from memory.errors import MemoryError_
 
@@ -30,18 +33,42 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from api.app import create_app
+    from memory.service import Memory
 
     config = _config(args)
-    app = create_app(config)
-    uvicorn.run(app, host=config.service.host, port=config.service.port, log_level=config.service.log_level)
+    memory = Memory(config, command="serve")  # takes the store's lock first: one process per data folder
+    try:
+        host = config.service.host
+        shown = "127.0.0.1" if host in ("0.0.0.0", "") else "[::1]" if host == "::" else host
+        memory.lock.publish(f"http://{shown}:{config.service.port}")  # `memory` commands find the server here
+        uvicorn.run(create_app(config, memory), host=host, port=config.service.port,
+                    log_level=config.service.log_level)
+    finally:
+        memory.close()
     return 0
 
 
-def _stats(args: argparse.Namespace) -> int:
+def _session(args: argparse.Namespace) -> Any:
+    """The store (a Memory whose model loads only when the command embeds), or the server that holds it."""
+    from memory.embedding import EmbedderIdentity, lazy_embedder
+    from memory.errors import StoreBusyError
     from memory.service import Memory
+    from memory.store import stored_identity
 
-    with Memory(_config(args)) as memory:
-        health = asdict(memory.health())
+    config = _config(args)
+    stored = stored_identity(config)
+    known = EmbedderIdentity(stored.embedding_backend, stored.embedding_model, stored.dimension) if stored else None
+    try:
+        return Memory(config, embedder=lazy_embedder(config.embedding, known), command=args.command)
+    except StoreBusyError as exc:
+        if not exc.url:
+            raise
+        return Remote(exc.url, config, getattr(args, "namespace", None))
+
+
+def _stats(args: argparse.Namespace) -> int:
+    with closing(_session(args)) as session:
+        health = session.health() if isinstance(session, Remote) else asdict(session.health())
     if args.json:
         print(json.dumps(health, ensure_ascii=False, indent=2))
     else:
@@ -56,79 +83,99 @@ def _stats(args: argparse.Namespace) -> int:
 
 def _ingest(args: argparse.Namespace) -> int:
     from cli.ingest import run_ingest
-    from memory.service import Memory
 
-    with Memory(_config(args)) as memory:
-        return run_ingest(memory, args.namespace, args.paths, project=args.project, tags=args.tag or ())
+    with closing(_session(args)) as session:
+        return run_ingest(session, args.namespace, args.paths, project=args.project, tags=args.tag or (),
+                          replace=args.replace)
 
 
 def _recall(args: argparse.Namespace) -> int:
-    from memory.service import Memory
+    from api.schemas.recall import RecallPublic
 
-    with Memory(_config(args)) as memory:
-        result = memory.recall(args.namespace, args.query, args.budget, task_id=args.task, min_score=args.min_score)
+    with closing(_session(args)) as session:
+        if isinstance(session, Remote):
+            result = session.recall(args.namespace, args.query, args.budget, args.task, args.min_score)
+        else:
+            result = RecallPublic.of(session.recall(args.namespace, args.query, args.budget, task_id=args.task,
+                                                    min_score=args.min_score)).model_dump()
     if args.json:
-        from api.schemas.recall import RecallPublic
-
-        print(RecallPublic.of(result).model_dump_json(indent=2))
+        print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        print(result.rendered, end="")
-        print(f"-- {result.used_tokens}/{result.budget} tokens, {len(result.items)} items", file=sys.stderr)
-        for warning in result.warnings:
+        print(result["rendered"], end="")
+        print(f"-- {result['used_tokens']}/{result['budget']} tokens, {len(result['items'])} items", file=sys.stderr)
+        for warning in result["warnings"]:
             print(f"-- {warning}", file=sys.stderr)
     return 0
 
 
 def _pin(args: argparse.Namespace) -> int:
-    from memory.service import Memory
+    from api.schemas.facts import FactChangePublic
 
-    with Memory(_config(args)) as memory:
-        change = memory.facts.pin(args.namespace, text=args.text)
-    for fact in change.stored:
-        print(f"pinned {fact.id}  {fact.key} = {fact.value}")
-    for fact in change.superseded:
-        print(f"superseded {fact.id} (version {fact.version})")
+    with closing(_session(args)) as session:
+        if isinstance(session, Remote):
+            change = session.pin(args.namespace, args.text)
+        else:
+            change = FactChangePublic.of(session.facts.pin(args.namespace, text=args.text)).model_dump()
+    for fact in change["stored"]:
+        print(f"pinned {fact['id']}  {fact['key']} = {fact['value']}")
+    for fact in change["superseded"]:
+        print(f"superseded {fact['id']} (version {fact['version']})")
     return 0
 
 
 def _facts(args: argparse.Namespace) -> int:
-    from memory.service import Memory
+    from api.schemas.facts import FactPublic
 
-    with Memory(_config(args)) as memory:
-        facts = memory.facts.list(args.namespace)
+    with closing(_session(args)) as session:
+        if isinstance(session, Remote):
+            facts = session.facts(args.namespace)["facts"]
+        else:
+            facts = [FactPublic.of(f).model_dump() for f in session.facts.list(args.namespace)]
     if args.json:
-        print(json.dumps([asdict(f) for f in facts], ensure_ascii=False, indent=2))
+        print(json.dumps(facts, ensure_ascii=False, indent=2))
     for fact in [] if args.json else facts:
-        print(f"{'*' if fact.pinned else ' '} {fact.id}  v{fact.version}  [{fact.kind}] {fact.key} = {fact.value}")
+        print(f"{'*' if fact['pinned'] else ' '} {fact['id']}  v{fact['version']}  [{fact['kind']}] "
+              f"{fact['key']} = {fact['value']}")
     if not facts and not args.json:
         print(f"no facts in namespace {args.namespace!r}")
     return 0
 
 
 def _search(args: argparse.Namespace) -> int:
-    from memory.service import Memory
+    from api.schemas.search import SearchPublic
 
-    with Memory(_config(args)) as memory:
-        found = memory.experience.explain(args.namespace, args.query, args.k)
-    print(f"query terms: {' '.join(found.terms)}  (CJK share {found.cjk_share:.2f}, temporal {found.temporal}, "
-          f"weights dense {found.dense_weight:.2f} / lexical {found.lexical_weight:.2f})")
-    dense = {h.chunk_id: h for h in found.dense}
-    lexical = {h.chunk_id: h for h in found.lexical}
-    for rank, snippet in enumerate(found.results, 1):
-        d, lx = dense.get(snippet.id), lexical.get(snippet.id)
-        where = (f"dense #{d.rank} {d.score:.3f}" if d else "dense -") + "  " + (
-            f"bm25 #{lx.rank} {lx.score:.3f}" if lx else "bm25 -")
-        print(f"{rank:>3}. {snippet.score:.3f}  [{where}]  {snippet.doc_id}: {snippet.text[:100]!r}")
+    with closing(_session(args)) as session:
+        if isinstance(session, Remote):
+            found = session.search(args.namespace, args.query, args.k)
+        else:
+            found = SearchPublic.of(session.experience.explain(args.namespace, args.query, args.k)).model_dump()
+    print(f"query terms: {' '.join(found['terms'])}  (CJK share {found['cjk_share']:.2f}, temporal "
+          f"{found['temporal']}, weights dense {found['dense_weight']:.2f} / lexical {found['lexical_weight']:.2f})")
+    for rank, hit in enumerate(found["results"], 1):
+        d, lx = hit["dense"], hit["lexical"]
+        where = (f"dense #{d['rank']} {d['score']:.3f}" if d else "dense -") + "  " + (
+            f"bm25 #{lx['rank']} {lx['score']:.3f}" if lx else "bm25 -")
+        print(f"{rank:>3}. {hit['score']:.3f}  [{where}]  {hit['doc_id']}: {hit['text'][:100]!r}")
     return 0
 
 
 def _reembed(args: argparse.Namespace) -> int:
+    from memory.lock import StoreLock
+
+    config = _config(args)
+    lock = StoreLock(config.data_path.resolve(), "reembed")  # a running server must not see its vectors switched
+    try:
+        return _reembed_locked(args, config)
+    finally:
+        lock.release()
+
+
+def _reembed_locked(args: argparse.Namespace, config: Config) -> int:
     from tqdm import tqdm
 
     from memory.embedding import default_model, load_embedder
     from memory.reembed import chunk_count, reembed
 
-    config = _config(args)
     backend = args.backend or config.embedding.backend
     model = args.model or (config.embedding.model if backend == config.embedding.backend else default_model(backend))
     embedder = load_embedder(config.replace("embedding", backend=backend, model=model).embedding)
@@ -182,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to ingest")
             p.add_argument("--project", help="project to tag the documents with")
             p.add_argument("--tag", action="append", help="tag to add (repeatable)")
+            p.add_argument("--replace", action="store_true",
+                           help="update a file's document when its content changed (without it a changed file is "
+                                "reported and its stored version kept)")
         if name in ("recall", "search"):
             p.add_argument("query", metavar="QUERY", help="the question")
         if name == "recall":
