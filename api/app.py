@@ -14,7 +14,7 @@ from api.errors import ERROR_RESPONSES, install_error_handlers
 from api.guard import Guard
 from api.limits import BodyLimit
 from api.metrics import Metrics
-from api.routers import documents, facts, health, memories, namespaces, recall, tasks
+from api.routers import docs, documents, facts, health, jobs, memories, namespaces, recall, search, tasks
 from memory.config import Config
 from memory.service import Memory
 
@@ -39,12 +39,18 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
         finally:
             stop.set()
             purger.join(timeout=5)
+            if memory is None:  # a Memory passed in belongs to the caller, who closes it
+                # Stops the ingest worker (a job cut short runs again on the next start), checkpoints SQLite
+                # and gives the store up for the next process.
+                opened.close()
 
     app = FastAPI(
         title="context-memory",
         version="1",
         description="Facts, experience and task memory for LLM agents, recalled inside a token budget.",
         lifespan=lifespan,
+        docs_url=None,  # api/routers/docs.py serves /docs and /redoc with local files instead of a CDN's
+        redoc_url=None,
     )
     app.state.memory = opened
     app.state.keyring = KeyRing(config.auth.keys)
@@ -57,7 +63,9 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     app.add_middleware(Guard, limit=limit, metrics=lambda: app.state.metrics)
 
     app.include_router(health.router)
-    for module in (recall, facts, memories, documents, tasks, namespaces):
+    app.include_router(docs.router)
+    app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
+    for module in (recall, search, facts, memories, documents, jobs, tasks, namespaces):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     return app
 

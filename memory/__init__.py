@@ -11,14 +11,17 @@ from memory.config import Config, load_config
 from memory.errors import (
     AuthError,
     ConfigError,
+    ConflictError,
     MemoryError_,
     NotFoundError,
+    StoreBusyError,
     StoreError,
     StoreMismatchError,
     TooLargeError,
     ValidationError,
 )
 from memory.experience import DocumentResult, MemoryTurn, SearchFilters
+from memory.jobs import Job, JobOutcome
 from memory.recall.model import Omitted, RecallItem, RecallResult
 from memory.service import Health, Memory, NamespaceDeletion
 from memory.snippet import Snippet
@@ -27,8 +30,11 @@ __all__ = [
     "AuthError",
     "Config",
     "ConfigError",
+    "ConflictError",
     "DocumentResult",
     "Health",
+    "Job",
+    "JobOutcome",
     "Memory",
     "MemoryError_",
     "MemoryTurn",
@@ -39,6 +45,7 @@ __all__ = [
     "RecallResult",
     "SearchFilters",
     "Snippet",
+    "StoreBusyError",
     "StoreError",
     "StoreMismatchError",
     "TooLargeError",

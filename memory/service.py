@@ -12,9 +12,12 @@ from memory.config import Config
 from memory.embedding import Embedder, load_embedder
 from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
+from memory.experience.store import IngestProgress
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules
+from memory.jobs import Job, JobOutcome, Jobs
 from memory.limits import check_count
+from memory.lock import StoreLock
 from memory.namespaces import check_namespace
 from memory.recall.engine import Recaller
 from memory.recall.model import RecallResult
@@ -50,8 +53,19 @@ class NamespaceDeletion:
 class Memory:
     """Opens the store once and holds the embedder, token counter and tiers."""
 
-    def __init__(self, config: Config, *, clock: Clock = utc_now, embedder: Embedder | None = None) -> None:
+    def __init__(self, config: Config, *, clock: Clock = utc_now, embedder: Embedder | None = None,
+                 command: str = "library") -> None:
         self.clock = clock
+        # First, before the model loads: a store another process holds is refused at once (memory.lock).
+        self.lock = StoreLock(config.data_path.resolve(), command)
+        try:
+            self._open(config, embedder)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self, config: Config, embedder: Embedder | None) -> None:
+        clock = self.clock
         self.counter: TokenCounter = get_counter(config.tokenizer.encoding)
         self.embedder: Embedder = embedder or load_embedder(config.embedding)
         # [retrieval] calibration settings left "auto" become the loaded model's (config.toml: [retrieval]).
@@ -66,6 +80,7 @@ class Memory:
         self.experience.remix_in_background()  # turn vectors a kill, an upgrade or a new turn_context left stale
         prepare_text()  # jieba's dictionary loads here, not during the first Chinese request
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
+        self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
 
     def recall(self, namespace: str, query: str, budget: int | None = None, *, task_id: str | None = None,
                filters: Mapping[str, Any] | None = None, min_score: float | None = None) -> RecallResult:
@@ -76,10 +91,32 @@ class Memory:
     def add_document(self, namespace: str, text: str, *, doc_id: str | None = None, title: str | None = None,
                      source: str | None = None, updated_at: str | None = None,
                      metadata: Mapping[str, Any] | None = None, project: str | None = None,
-                     tags: Sequence[str] = ()) -> DocumentResult:
-        """Chunk and store a document as one unit: created, updated (its chunks replaced) or unchanged."""
+                     tags: Sequence[str] = (), derived_id: str | None = None,
+                     progress: IngestProgress | None = None) -> DocumentResult:
+        """Chunk and store a document as one unit: created, updated (its chunks replaced) or unchanged.
+
+        Without `doc_id` nothing existing is overwritten (memory.experience.ExperienceMemory.add_text says how
+        the id is derived, `derived_id` being the name a file goes by).
+        """
         return self.experience.add_text(namespace, text, doc_id=doc_id, title=title, source=source,
-                                        updated_at=updated_at, metadata=metadata, project=project, tags=tags)
+                                        updated_at=updated_at, metadata=metadata, project=project, tags=tags,
+                                        derived_id=derived_id, progress=progress)
+
+    def submit_document(self, namespace: str, text: str, *, doc_id: str | None = None, title: str | None = None,
+                        source: str | None = None, updated_at: str | None = None,
+                        metadata: Mapping[str, Any] | None = None, project: str | None = None,
+                        tags: Sequence[str] = (), derived_id: str | None = None) -> Job:
+        """Queue a document as an ingest job (for very large ones): what add_document does, in the background."""
+        text, _ = self.experience.check_text(namespace, text, doc_id=doc_id, derived_id=derived_id, title=title,
+                                             source=source, updated_at=updated_at, metadata=metadata,
+                                             project=project, tags=tags)
+        fields = {"text": text, "doc_id": doc_id, "title": title, "source": source, "updated_at": updated_at,
+                  "metadata": dict(metadata or {}), "project": project, "tags": list(tags), "derived_id": derived_id}
+        return self.jobs.submit(namespace, fields, len(text))
+
+    def _run_job(self, namespace: str, fields: Mapping[str, Any], progress: Any) -> JobOutcome:
+        result = self.add_document(namespace, progress=progress, **{**fields, "tags": tuple(fields["tags"])})
+        return JobOutcome(result.doc_id, result.chunks, result.status)
 
     def remember(self, namespace: str, turns: Sequence[MemoryTurn]) -> tuple[list[DocumentResult], int]:
         """Store conversation turns as experiences; turns by configured speakers are also scanned for facts."""
@@ -108,6 +145,7 @@ class Memory:
     def delete_namespace(self, namespace: str) -> NamespaceDeletion:
         """Forget everything of a namespace: facts, task items, documents, memories and vectors."""
         check_namespace(namespace)
+        self.jobs.forget_namespace(namespace)  # first: a job still running would write after the delete
         return NamespaceDeletion(
             facts=self.facts.delete_namespace(namespace),
             task_items=self.tasks.delete_namespace(namespace),
@@ -127,9 +165,11 @@ class Memory:
         )
 
     def close(self) -> None:
-        """Stop the search workers and release the store's connections."""
+        """Stop the ingest and search workers, release the store's connections, then the store itself."""
+        self.jobs.close()
         self.experience.close()
         self.store.close()
+        self.lock.release()
 
     def __enter__(self) -> Memory:
         return self

@@ -3,29 +3,39 @@
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
 from pydantic import ValidationError as PydanticValidationError
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import AccessDep, MemoryDep
+from api.errors import ErrorPublic, json_problem, parse_problem
 from api.schemas.base import NAMESPACE_RULE, NamespaceQuery
 from api.schemas.experience import (
     DocumentCreate,
+    DocumentForm,
     DocumentListPublic,
     DocumentPublic,
     DocumentResultPublic,
 )
+from api.schemas.jobs import JobPublic
+from ingest.identity import upload_id
 from ingest.loaders import SUPPORTED_SUFFIXES
-from ingest.pipeline import ingest_file
+from ingest.pipeline import ingest_file, load_for_job
+from memory.clock import parse_iso
 from memory.errors import MemoryError_, ValidationError
+from memory.jobs import Job
+from memory.service import Memory
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
 
 _MAX_NAME_BYTES = 255  # the upload is written under its own name, and file systems refuse longer names
+_MAX_PATH_BYTES = 1024  # the name as sent, folders included: it becomes the document's id
 
 _UPLOAD_DOC = {
     "requestBody": {
@@ -35,7 +45,9 @@ _UPLOAD_DOC = {
                 "type": "object", "required": ["namespace", "file"],
                 "properties": {"namespace": {"type": "string", **NAMESPACE_RULE},
                                "file": {"type": "string", "format": "binary"},
-                               "doc_id": {"type": "string"}, "project": {"type": "string"}},
+                               "doc_id": {"type": "string"}, "project": {"type": "string"},
+                               "tags": {"type": "array", "items": {"type": "string"}},
+                               "modified_at": {"type": "string", "format": "date-time"}},
             }},
         },
         "required": True,
@@ -43,66 +55,124 @@ _UPLOAD_DOC = {
 }
 
 
-@router.post("", response_model=DocumentResultPublic, openapi_extra=_UPLOAD_DOC)
-async def add_document(request: Request, memory: MemoryDep, access: AccessDep) -> DocumentResultPublic:
-    """Ingest a document: created, updated (its chunks replaced as a unit) or unchanged."""
+_CONFLICT: dict[int | str, dict[str, Any]] = {
+    202: {"model": JobPublic, "description": "a document over jobs.background_chars (or background=true) became "
+                                             "an ingest job: read it at GET /v1/jobs/{job_id}"},
+    409: {"model": ErrorPublic, "description": "without doc_id: another document already has that name"},
+}
+
+BackgroundQuery = Annotated[bool | None, Query(
+    description="true: ingest as a background job (202); false: in this request; unset: a job when the text is "
+                "over jobs.background_chars")]
+
+
+@router.post("", response_model=DocumentResultPublic, openapi_extra=_UPLOAD_DOC, responses=_CONFLICT)
+async def add_document(request: Request, memory: MemoryDep, access: AccessDep,
+                       background: BackgroundQuery = None) -> DocumentResultPublic | JSONResponse:
+    """Ingest a document: created, updated (its chunks replaced as a unit) or unchanged.
+
+    With doc_id the document of that id is created or updated. Without one its id is derived (from the file
+    name as sent, from source, or from the text) and nothing is overwritten: content already stored answers
+    unchanged with its id, other content under the derived id answers 409.
+    """
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind == "multipart/form-data":
-        return await _upload(request, memory, access)
+        return await _upload(request, memory, access, background)
     try:
         body = DocumentCreate.model_validate(json.loads(await request.body()))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ValidationError("the body must be JSON (or a multipart/form-data file upload)") from None
-    except RecursionError:
-        raise ValidationError("the JSON body nests too deeply to read; flatten the metadata") from None
-    except PydanticValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        raise ValidationError("invalid request: " + (f"{where}: {message}" if where else message)) from None
+    except json.JSONDecodeError as exc:
+        raise ValidationError("the body must be JSON (or a multipart/form-data file upload), and it is not: "
+                              + json_problem(exc.msg, exc.doc, exc.pos)) from None
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"the body must be JSON (or a multipart/form-data file upload) in UTF-8, and byte "
+                              f"{exc.start} is not UTF-8") from None
+    except PydanticValidationError as exc:  # a ValueError too: caught before the parser's own
+        raise _invalid(exc) from None
+    except (ValueError, RecursionError) as exc:  # an integer literal over Python's int-conversion limit; nesting
+        raise ValidationError("the JSON body could not be read" + parse_problem(exc)) from None
     namespace = access.namespace(body.namespace)
-    result = await run_in_threadpool(
-        memory.add_document, namespace, body.text, title=body.title, source=body.source, doc_id=body.doc_id,
-        updated_at=body.updated_at, metadata=body.metadata, project=body.project, tags=tuple(body.tags))
+    fields: dict[str, Any] = {"title": body.title, "source": body.source, "doc_id": body.doc_id,
+                              "updated_at": body.updated_at, "metadata": body.metadata, "project": body.project,
+                              "tags": tuple(body.tags)}
+    if _in_background(memory, len(body.text), background):
+        return _accepted(await run_in_threadpool(memory.submit_document, namespace, body.text, **fields))
+    result = await run_in_threadpool(memory.add_document, namespace, body.text, **fields)
     return DocumentResultPublic(doc_id=result.doc_id, chunks=result.chunks, status=result.status)
 
 
-async def _upload(request: Request, memory: Any, access: Any) -> DocumentResultPublic:
+def _in_background(memory: Memory, chars: int, asked: bool | None) -> bool:
+    """As the caller asked, else by size: a document over jobs.background_chars becomes an ingest job."""
+    return chars > memory.config.jobs.background_chars if asked is None else asked
+
+
+def _accepted(job: Job) -> JSONResponse:
+    """202 with the job, and where to read it (GET /v1/jobs/{job_id})."""
+    where = f"/v1/jobs/{job.id}?namespace={job.namespace}"
+    return JSONResponse(JobPublic.of(job).model_dump(), status_code=202, headers={"location": where})
+
+
+async def _upload(request: Request, memory: Memory, access: Any,
+                  background: bool | None) -> DocumentResultPublic | JSONResponse:
     form = await request.form()
-    namespace = access.namespace(form.get("namespace"))
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise ValidationError("a multipart upload needs a 'file' part holding the document")
-    name = _file_name(upload.filename)
+    try:  # the fields beside the file follow the JSON body's rules
+        sent: dict[str, Any] = {key: value for key, value in form.multi_items() if key not in ("file", "tags")}
+        fields = DocumentForm.model_validate({**sent, "tags": form.getlist("tags")})
+    except PydanticValidationError as exc:
+        raise _invalid(exc) from None
+    namespace = access.namespace(fields.namespace)
+    name, derived = _file_names(upload.filename)
     suffix = Path(name).suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise ValidationError(f"file type {suffix or '(none)'} is not supported; send one of "
                               f"{', '.join(sorted(SUPPORTED_SUFFIXES))}")
-    doc_id = form.get("doc_id")
-    project = form.get("project")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / name
         path.write_bytes(await upload.read())
+        if fields.modified_at is not None:  # as the file was where it came from, not when it was uploaded
+            moment = parse_iso(fields.modified_at, "modified_at").timestamp()
+            os.utime(path, (moment, moment))
         try:
+            if _in_background(memory, path.stat().st_size, background):
+                # A document file becomes a job; a conversation's turns are bounded by limits.max_batch.
+                loaded = await run_in_threadpool(load_for_job, memory, path, source=derived)
+                if loaded is not None:
+                    return _accepted(await run_in_threadpool(
+                        memory.submit_document, namespace, loaded.text, title=loaded.title, source=derived,
+                        doc_id=fields.doc_id, derived_id=derived, updated_at=loaded.updated_at,
+                        project=fields.project or None, tags=tuple(fields.tags)))
             results = await run_in_threadpool(
-                ingest_file, memory, namespace, path, source=name,
-                doc_id=doc_id if isinstance(doc_id, str) and doc_id else None,
-                project=project if isinstance(project, str) and project else None)
+                ingest_file, memory, namespace, path, source=derived, doc_id=fields.doc_id, derived_id=derived,
+                project=fields.project or None, tags=tuple(fields.tags))
         except MemoryError_ as exc:
             # The loaders name the file by path; the caller knows it by the name it uploaded.
-            raise type(exc)(str(exc).replace(str(path), name)) from None
+            raise type(exc)(str(exc).replace(str(path), derived)) from None
     first = results[0]
     return DocumentResultPublic(doc_id=first.doc_id, chunks=sum(r.chunks for r in results), status=first.status)
 
 
-def _file_name(filename: str | None) -> str:
-    """The upload's own name, without any folder part; refused when no file system could hold it."""
-    name = Path(filename or "upload.txt").name
+def _file_names(filename: str | None) -> tuple[str, str]:
+    """The upload's own name (written to a scratch folder) and the id its name as sent derives (folders kept);
+    refused when no file system could hold them."""
+    sent = filename or "upload.txt"
+    name = Path(sent).name
     size = len(name.encode("utf-8", "surrogatepass"))
-    if size > _MAX_NAME_BYTES or "\x00" in name or any("\ud800" <= ch <= "\udfff" for ch in name):
+    whole = len(sent.encode("utf-8", "surrogatepass"))
+    if (size > _MAX_NAME_BYTES or whole > _MAX_PATH_BYTES or "\x00" in sent
+            or any("\ud800" <= ch <= "\udfff" for ch in sent)):
         raise ValidationError(f"the file name must be at most {_MAX_NAME_BYTES} bytes of UTF-8 text without NUL "
-                              f"characters, got {name[:80]!r} ({size} bytes); rename the file")
-    return name
+                              f"characters (with its folders at most {_MAX_PATH_BYTES}), got {sent[:80]!r} "
+                              f"({size} bytes); rename the file")
+    return name, upload_id(sent) or name
+
+
+def _invalid(exc: PydanticValidationError) -> ValidationError:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    return ValidationError("invalid request: " + (f"{where}: {message}" if where else message))
 
 
 @router.get("", response_model=DocumentListPublic)
@@ -112,13 +182,13 @@ def list_documents(memory: MemoryDep, access: AccessDep, namespace: NamespaceQue
     return DocumentListPublic(documents=[DocumentPublic.of(d) for d in docs])
 
 
-@router.get("/{doc_id}", response_model=DocumentPublic)
+@router.get("/{doc_id:path}", response_model=DocumentPublic)
 def get_document(doc_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> DocumentPublic:
     """One document's record."""
     return DocumentPublic.of(memory.experience.get_document(access.namespace(namespace), doc_id))
 
 
-@router.delete("/{doc_id}")
+@router.delete("/{doc_id:path}")
 def delete_document(doc_id: str, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> dict[str, str]:
     """Remove a document everywhere: SQLite, the lexical index and the vectors."""
     memory.experience.delete_document(access.namespace(namespace), doc_id)

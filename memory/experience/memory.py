@@ -13,7 +13,7 @@ from memory.chunking import chunk_text
 from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
 from memory.errors import NotFoundError, StoreError, ValidationError
-from memory.experience import catalog, checks, context
+from memory.experience import catalog, checks, context, conversations, identity
 from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
@@ -29,7 +29,7 @@ from memory.experience.model import (
 )
 from memory.experience.repair import RepairReport, repair
 from memory.experience.search import Search
-from memory.experience.store import DocumentInput, DocumentWriter, Encoder
+from memory.experience.store import DocumentInput, DocumentWriter, Encoder, IngestProgress, reporting
 from memory.limits import check_count, check_length
 from memory.namespaces import check_namespace
 from memory.snippet import Snippet
@@ -76,6 +76,7 @@ class ExperienceMemory:
         project: str | None = None,
         tags: Sequence[str] = (),
         speaker: str | None = None,
+        progress: IngestProgress | None = None,
     ) -> DocumentResult:
         """Store or replace a chunked document as one unit; an unchanged document costs one read, no embedding."""
         check_namespace(namespace)
@@ -84,14 +85,14 @@ class ExperienceMemory:
             **{f"tags[{i}]": t for i, t in enumerate(tags)},
             **{f"chunks[{i}].text": getattr(c, "text", None) for i, c in enumerate(chunks)},
             **{f"chunks[{i}].heading": getattr(c, "heading", None) for i, c in enumerate(chunks)},
-        })
+        }, self._config.limits)
         doc = DocumentInput(
             doc_id=checks.require_text(doc_id, "doc_id"), chunks=checks.check_chunks(doc_id, chunks),
             content_hash=checks.require_text(content_hash, "content_hash"), kind=checks.check_kind(kind), title=title,
             source=source, created_at=created_at, updated_at=updated_at, metadata=dict(metadata or {}),
             project=project, tags=checks.check_tags(tags), speaker=speaker,
         )
-        return self._writer.write(namespace, [doc])[0]
+        return self._writer.write(namespace, [doc], progress)[0]
 
     def add_text(
         self,
@@ -105,62 +106,115 @@ class ExperienceMemory:
         metadata: Mapping[str, Any] | None = None,
         project: str | None = None,
         tags: Sequence[str] = (),
+        progress: IngestProgress | None = None,
+        derived_id: str | None = None,
     ) -> DocumentResult:
-        """Chunk and store one document's text; an unchanged document is recognised before any model call.
+        """Chunk and store one document's text; one unchanged in text and fields is recognised before any model call.
 
-        Without `doc_id` the id is derived from `source` (or from the text when there is no source), so the same
-        source stored again replaces its earlier version.
+        An explicit `doc_id` names the document: the same id again updates it (or answers unchanged). Without
+        one the id is `derived_id` (the name a file goes by, from ingest.identity) or else derived from `source`
+        (or from the text when there is no source), and nothing existing is overwritten: the same content under
+        that id, or under any id of the namespace, answers unchanged with that id; other content under that id
+        raises ConflictError. NUL characters are dropped from the text (ids and names refuse them).
         """
-        check_namespace(namespace)
-        check_length(text, self._config.limits.max_text_chars, "text", "limits.max_text_chars")
-        if not isinstance(text, str) or not text.strip():
-            raise ValidationError("text must be a non-empty string; send the document's content")
-        storable(text, "text")
-        if updated_at is not None:
-            updated_at = to_iso(parse_iso(updated_at, "updated_at"))
+        text, updated_at = self.check_text(namespace, text, doc_id=doc_id, derived_id=derived_id, title=title,
+                                           source=source, updated_at=updated_at, metadata=metadata,
+                                           project=project, tags=tags)
         fields = dict(metadata or {})
         digest = content_hash(text, title=title, source=source, metadata=fields, project=project, tags=list(tags),
                               updated_at=updated_at)
-        doc_id = doc_id or "d-" + hashlib.sha256((source or text).encode("utf-8")).hexdigest()[:20]
+        explicit = doc_id is not None
+        if doc_id is None:
+            doc_id = identity.derived_id(derived_id, source, text)
         known = catalog.get_document(self._store.db, namespace, doc_id) if isinstance(doc_id, str) else None
         if known is not None and known.content_hash == digest:
             return DocumentResult(doc_id=doc_id, chunks=known.chunks, status="unchanged")
-        chunks = chunk_text(text, self._counter, self._embedder, self._config.chunking)
+        encoder = self._embedder if progress is None else reporting(self._embedder, progress)
+        chunks = chunk_text(text, self._counter, encoder, self._config.chunking)
         if not chunks:
             raise ValidationError("the document has no text to index once blank lines and markup are removed")
+        pieces = [ChunkInput(text=c.text, heading=c.heading, ordinal=c.ordinal) for c in chunks]
+        if not explicit:
+            kept = identity.kept(self._store.db, namespace, doc_id, known is not None, pieces)
+            if kept is not None:
+                return kept
         return self.add_document(
-            namespace, doc_id, [ChunkInput(text=c.text, heading=c.heading, ordinal=c.ordinal) for c in chunks],
+            namespace, doc_id, pieces,
             content_hash=digest, title=title, source=source, updated_at=updated_at, metadata=fields,
-            project=project, tags=tuple(tags),
+            project=project, tags=tuple(tags), progress=progress,
         )
 
+    def check_text(
+        self, namespace: str, text: str, *, doc_id: str | None = None, derived_id: str | None = None,
+        title: str | None = None, source: str | None = None, updated_at: str | None = None,
+        metadata: Mapping[str, Any] | None = None, project: str | None = None, tags: Sequence[str] = (),
+    ) -> tuple[str, str | None]:
+        """What add_text checks before any work, raising as it would: the text without NUL characters and
+        `updated_at` normalised (an ingest job is refused with these at the door, not minutes later)."""
+        check_namespace(namespace)
+        check_length(text, self._config.limits.max_text_chars, "text", "limits.max_text_chars")
+        if isinstance(text, str):
+            text = text.replace("\x00", "")
+        if not isinstance(text, str) or not text.strip():
+            raise ValidationError("text must be a non-empty string; send the document's content")
+        storable(text, "text")
+        checks.check_record("document", metadata or {}, {
+            "doc_id": doc_id, "derived_id": derived_id, "title": title, "source": source, "project": project,
+            **{f"tags[{i}]": t for i, t in enumerate(tags)},
+        }, self._config.limits)
+        return text, None if updated_at is None else to_iso(parse_iso(updated_at, "updated_at"))
+
     def add_memories(self, namespace: str, turns: Sequence[MemoryTurn]) -> list[DocumentResult]:
-        """Store conversation turns, each its own one-chunk memory timed by its timestamp; one embedding call."""
+        """Store conversation turns, each its own one-chunk memory timed by its timestamp; one embedding call.
+
+        A turn without a timestamp is stamped now and belongs to its `conversation`, else to this call's: its
+        neighbours are the turns next to it there (memory.experience.conversations), never those of another call.
+        """
         check_namespace(namespace)
         limits = self._config.limits
         check_count(len(turns), limits.max_batch, "messages", "send them in smaller batches")
         for i, turn in enumerate(turns):
             check_length(turn.text, limits.max_text_chars, f"turns[{i}].text", "limits.max_text_chars")
         now = to_iso(self._clock())
+        request = conversations.request_conversation(now, [(t.speaker, t.text) for t in turns if not t.timestamp])
+        belongs: dict[str, str | None] = {}  # doc id -> conversation (None: on the timeline, by its own time)
         docs = []
         for i, turn in enumerate(turns):
             text = checks.require_text(turn.text, f"turns[{i}].text")
             checks.check_record(f"turns[{i}]", turn.metadata, {
                 "speaker": turn.speaker, "source": turn.source, "project": turn.project, "doc_id": turn.doc_id,
-                **{f"tags[{j}]": t for j, t in enumerate(turn.tags)},
-            })
+                "conversation": turn.conversation, **{f"tags[{j}]": t for j, t in enumerate(turn.tags)},
+            }, self._config.limits)
+            if turn.conversation is not None:
+                checks.require_text(turn.conversation, f"turns[{i}].conversation")
             # Normalised here, so every caller (REST, file ingest, library) stores the same ISO form.
             when = to_iso(parse_iso(turn.timestamp, f"turns[{i}].timestamp")) if turn.timestamp else now
-            identity = f"{turn.speaker or ''}\0{when}\0{text}".encode()
+            conversation = None if turn.timestamp else turn.conversation or request
+            # The same words said in two conversations at one moment are two memories.
+            identity = f"{turn.speaker or ''}\0{when}\0{text}" + (f"\0{conversation}" if conversation else "")
+            doc_id = turn.doc_id or "m-" + hashlib.sha256(identity.encode()).hexdigest()[:24]
+            belongs[doc_id] = conversation
             docs.append(DocumentInput(
-                doc_id=turn.doc_id or "m-" + hashlib.sha256(identity).hexdigest()[:24],
+                doc_id=doc_id,
                 chunks=(ChunkInput(text=text),),
                 content_hash=hashlib.sha256(f"{turn.speaker or ''}\0{text}".encode()).hexdigest(),
                 kind="memory", source=turn.source, created_at=when, updated_at=when,
                 metadata=dict(turn.metadata), project=turn.project, tags=checks.check_tags(turn.tags),
                 speaker=turn.speaker,
             ))
-        return self._writer.write(namespace, docs)
+        # Recorded before the write, which mixes the new turns' vectors with their neighbours. A timed turn with a
+        # generated id never had a row, so a call of only those has nothing to record.
+        recorded = any(c is not None for c in belongs.values()) or any(t.doc_id for t in turns)
+        if recorded:
+            with self._store.transaction() as tx:
+                conversations.assign(tx, namespace, belongs)
+        try:
+            return self._writer.write(namespace, docs)
+        except Exception:
+            if recorded:
+                with self._store.transaction() as tx:
+                    conversations.forget_unwritten(tx, namespace, list(belongs))
+            raise
 
     def list_documents(self, namespace: str) -> list[DocumentInfo]:
         """Every document and memory of the namespace, newest first."""
@@ -260,3 +314,4 @@ class ExperienceMemory:
         check_length(query, self._config.limits.max_query_chars, "query", "limits.max_query_chars")
         if reach_tokens is not None and (isinstance(reach_tokens, bool) or not isinstance(reach_tokens, int)):
             raise ValidationError(f"reach_tokens must be a whole number of tokens or None, got {reach_tokens!r}")
+

@@ -23,6 +23,7 @@ import sqlite_utils
 
 from memory.bullet import body_cost
 from memory.clock import Clock, parse_iso, to_iso
+from memory.embedding import Progress
 from memory.errors import StoreError
 from memory.experience import catalog, context, lexical
 from memory.experience.context import TurnContext
@@ -36,18 +37,38 @@ from memory.experience.model import (
 from memory.store import Store
 from memory.tokens import TokenCounter
 
-__all__ = ["DocumentInput", "DocumentWriter", "Encoder", "chunk_id"]
+__all__ = ["DocumentInput", "DocumentWriter", "Encoder", "IngestProgress", "chunk_id", "reporting"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+# (stage, done, total) of a document write: "chunking" counts the sentences embedded to find topic shifts,
+# "embedding" the chunks; an exception it raises stops the write before anything is stored.
+IngestProgress = Callable[[str, int, int], None]
 _log = logging.getLogger(__name__)
 
 
 class Encoder(Protocol):
     """What experience memory needs of an embedder (memory.embedding.Embedder is one)."""
 
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+    def encode_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray: ...
 
     def encode_query(self, text: str) -> np.ndarray: ...
+
+
+class _Reporting:
+    """The embedder as chunking sees it, reporting the sentences it embeds as the "chunking" stage."""
+
+    def __init__(self, embedder: Encoder, progress: IngestProgress) -> None:
+        self._embedder = embedder
+        self._progress = progress
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embedder.encode_documents(texts, progress=partial(self._progress, "chunking"))
+
+
+def reporting(embedder: Encoder, progress: IngestProgress) -> _Reporting:
+    """`embedder` for chunk_text, its sentence embeddings reported to `progress` as the "chunking" stage."""
+    return _Reporting(embedder, progress)
 
 
 @dataclass(frozen=True)
@@ -110,7 +131,8 @@ class DocumentWriter:
         self._context = turn_context
         self.vectors = vectors
 
-    def write(self, namespace: str, docs: Sequence[DocumentInput]) -> list[DocumentResult]:
+    def write(self, namespace: str, docs: Sequence[DocumentInput],
+              progress: IngestProgress | None = None) -> list[DocumentResult]:
         """Store documents; unchanged ones cost one read, the rest are embedded in one call and swapped in."""
         now = to_iso(self._clock())
         latest = {doc.doc_id: doc for doc in docs}  # the same id twice in one batch: the last one wins
@@ -121,7 +143,7 @@ class DocumentWriter:
                 replace(c, terms=lexical.index_terms(c.indexed), line_tokens=body_cost(c.indexed, self._counter))
                 for c in plan.chunks
             ]
-        self._embed(namespace, changed)
+        self._embed(namespace, changed, progress)
         with self._store.write_lock:
             self._swap(namespace, [p for p in plans if p.status in ("content", "metadata")])
         results = {
@@ -181,7 +203,7 @@ class DocumentWriter:
             plan.status = "content"
         return plan
 
-    def _embed(self, namespace: str, plans: Sequence[_Plan]) -> None:
+    def _embed(self, namespace: str, plans: Sequence[_Plan], progress: IngestProgress | None = None) -> None:
         """Vectors for every new chunk: reused from the previous version where the text is the same."""
         db = self._store.db
         wanted = {c.text_hash for p in plans for c in p.chunks}
@@ -201,7 +223,8 @@ class DocumentWriter:
         have = {h: found[cid] for h, cid in reusable.items() if cid in found}
         missing = {c.text_hash: c.indexed for p in plans for c in p.chunks if c.text_hash not in have}
         if missing:
-            encoded = self._embedder.encode_documents(list(missing.values()))
+            report = None if progress is None else partial(progress, "embedding")
+            encoded = self._embedder.encode_documents(list(missing.values()), progress=report)
             have.update(zip(missing, encoded, strict=True))
         for plan in plans:
             plan.vectors = {c.text_hash: have[c.text_hash] for c in plan.chunks}
@@ -246,6 +269,8 @@ class DocumentWriter:
                     old_ids += replaced
                     if plan.doc.doc_id in touched:
                         times += moments
+                if old_ids:  # the replaced version's text and ids must leave the disk too (memory.erase)
+                    self._store.erase_later(tx, vectors_of=namespace)
                 context.store_own(tx, generation, turns)
                 # New turns go into Chroma already mixed with their neighbours (re-writing a vector costs
                 # as much again); the transaction sees its own rows, so the neighbours are those after the write.
@@ -262,7 +287,7 @@ class DocumentWriter:
         except BaseException:
             self.vectors.delete(namespace, new_ids)
             raise
-        self.vectors.delete(namespace, old_ids)
+        self.vectors.delete(namespace, old_ids, scrub=True)  # an old version is deleted text too
         # Turns stored before whose neighbours changed: found in the transaction, still true under the lock.
         self._remix(namespace, lambda: context.apply(self._store, generation, self._put(namespace), stored))
 
@@ -356,7 +381,9 @@ class DocumentWriter:
                 tx.conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
                 if old:
                     lexical.forget(tx)  # a deleted document must leave no term behind
-            self.vectors.delete(namespace, [r[1] for r in old])
+                if found or old:  # and nothing on disk: not in the WAL, not in Chroma's files (memory.erase)
+                    self._store.erase_later(tx, vectors_of=namespace if old else None)
+            self.vectors.delete(namespace, [r[1] for r in old], scrub=True)
             self._sync_turns(namespace, times)
         return found
 
@@ -369,5 +396,7 @@ class DocumentWriter:
                 removed = tx.execute("DELETE FROM chunks WHERE namespace = ?", [namespace]).rowcount
                 if removed:
                     lexical.forget(tx)
+                if found or removed:  # the dropped collection's folder and rows go too (memory.erase)
+                    self._store.erase_later(tx, dropped=namespace)
             self.vectors.drop(namespace)
         return found

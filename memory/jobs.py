@@ -1,0 +1,257 @@
+"""Ingest jobs: a very large document is written in the background, its progress readable, nothing lost.
+
+A job's input is kept in SQLite until the job ends, so a server stopped or killed half-way runs it again on the
+next open (a document write is atomic, so a job cut short has stored nothing). One worker thread runs jobs in
+the order they came, at a lower scheduling priority than the threads that answer recalls.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from memory.clock import Clock, to_iso
+from memory.errors import MemoryError_, NotFoundError, ValidationError
+from memory.store import Store
+
+__all__ = ["Job", "JobOutcome", "JobRunner", "JobState", "Jobs"]
+
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+
+_log = logging.getLogger(__name__)
+
+# How far below the request threads the worker runs (Linux nice is per thread; raising it needs no privilege).
+_NICE = 10
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """What a finished document job stored."""
+
+    doc_id: str
+    chunks: int
+    status: str
+
+
+@dataclass(frozen=True)
+class Job:
+    """One ingest job: state, the stage it is in, progress within the stage, and its outcome or error."""
+
+    id: str
+    namespace: str
+    state: JobState
+    stage: str  # queued | chunking (sentences embedded to find topic shifts) | embedding (chunks) | finished
+    done: int
+    total: int
+    chars: int
+    created_at: str
+    updated_at: str
+    outcome: JobOutcome | None = None
+    error: str | None = None
+    error_kind: str | None = None
+
+
+class Cancelled(Exception):
+    """Raised by the progress callback of a job that was cancelled or whose namespace was forgotten."""
+
+
+# (namespace, the payload given to submit, progress(stage, done, total)) -> what was stored
+JobRunner = Callable[[str, Mapping[str, Any], Callable[[str, int, int], None]], JobOutcome]
+
+
+class Jobs:
+    """The job queue of one store and its worker thread."""
+
+    def __init__(self, store: Store, clock: Clock, run: JobRunner, keep_finished_s: int) -> None:
+        self._store = store
+        self._clock = clock
+        self._run = run
+        self._keep = timedelta(seconds=keep_finished_s)
+        self._wake = threading.Condition()
+        self._stop = threading.Event()
+        self._live: dict[str, tuple[str, int, int]] = {}  # progress of the running job, not worth a write
+        self._cancel: set[str] = set()
+        self._running: str | None = None  # the job the worker is on (read under _wake)
+        self._poked = False  # a job was submitted since the worker last looked
+        db = store.db
+        with store.write_lock:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, namespace TEXT NOT NULL, state TEXT NOT NULL, "
+                "payload TEXT, chars INTEGER NOT NULL, outcome TEXT, error TEXT, error_kind TEXT, "
+                "created_at TEXT NOT NULL, updated_at TEXT NOT NULL)"
+            )
+            db.execute("CREATE INDEX IF NOT EXISTS jobs_namespace ON jobs (namespace, created_at)")
+            # A job that was running when the process stopped starts again from the beginning.
+            db.execute("UPDATE jobs SET state = 'queued' WHERE state = 'running'")
+        self._thread = threading.Thread(target=self._work, name="ingest-jobs", daemon=True)
+        self._thread.start()
+
+    def submit(self, namespace: str, payload: Mapping[str, Any], chars: int) -> Job:
+        """Queue a job; `payload` (JSON-serialisable) is handed to the runner as it is."""
+        try:
+            text = json.dumps(dict(payload), ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise ValidationError(f"the document's fields cannot be stored as JSON: {exc}") from None
+        job_id = "j-" + uuid.uuid4().hex[:20]
+        now = to_iso(self._clock())
+        with self._store.transaction() as tx:
+            tx.execute(
+                "INSERT INTO jobs (id, namespace, state, payload, chars, created_at, updated_at) "
+                "VALUES (?, ?, 'queued', ?, ?, ?, ?)", [job_id, namespace, text, chars, now, now],
+            )
+        with self._wake:
+            self._poked = True
+            self._wake.notify_all()
+        return self.get(namespace, job_id)
+
+    def get(self, namespace: str, job_id: str) -> Job:
+        """One job of a namespace; NotFoundError when there is none (or it finished long ago)."""
+        row = self._store.db.execute(
+            "SELECT id, namespace, state, chars, outcome, error, error_kind, created_at, updated_at FROM jobs "
+            "WHERE namespace = ? AND id = ?", [namespace, job_id],
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(
+                f"no ingest job {job_id!r} in namespace {namespace!r}; finished jobs are kept "
+                f"{int(self._keep.total_seconds())} s (jobs.keep_finished_s)"
+            )
+        return self._job(row)
+
+    def of_namespace(self, namespace: str) -> list[Job]:
+        """The jobs of a namespace, newest first."""
+        rows = self._store.db.execute(
+            "SELECT id, namespace, state, chars, outcome, error, error_kind, created_at, updated_at FROM jobs "
+            "WHERE namespace = ? ORDER BY created_at DESC, id", [namespace],
+        ).fetchall()
+        return [self._job(r) for r in rows]
+
+    def cancel(self, namespace: str, job_id: str) -> Job:
+        """Stop a queued or running job; a job past its last batch finishes (`done`), one stopped stores nothing."""
+        self.get(namespace, job_id)
+        with self._store.transaction() as tx:
+            queued = tx.execute(
+                "UPDATE jobs SET state = 'cancelled', payload = NULL, updated_at = ? WHERE id = ? AND state = 'queued'",
+                [to_iso(self._clock()), job_id],
+            ).rowcount
+            if queued:
+                self._store.erase_later(tx)
+        if not queued:
+            self._cancel.add(job_id)
+            self._wait_off([job_id])
+            self._cancel.discard(job_id)
+        return self.get(namespace, job_id)
+
+    def forget_namespace(self, namespace: str) -> int:
+        """Stop and remove every job of a namespace (its queued text included); returns how many there were.
+
+        Returns once the worker is off them, so nothing of them is written after the namespace is forgotten.
+        """
+        ids = [r[0] for r in self._store.db.execute("SELECT id FROM jobs WHERE namespace = ?", [namespace])]
+        self._cancel.update(ids)
+        self._wait_off(ids)
+        with self._store.transaction() as tx:
+            if tx.execute("DELETE FROM jobs WHERE namespace = ?", [namespace]).rowcount:
+                self._store.erase_later(tx)
+        self._cancel.difference_update(ids)
+        return len(ids)
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Stop the worker; a running job is cut short and runs again from the start on the next open."""
+        self._stop.set()
+        with self._wake:
+            self._wake.notify_all()
+        self._thread.join(timeout=timeout_s)
+
+    def _wait_off(self, ids: list[str]) -> None:
+        with self._wake:
+            self._wake.wait_for(lambda: self._running not in ids)
+
+    def _job(self, row: Any) -> Job:
+        job_id, namespace, state, chars, outcome, error, kind, created, updated = row
+        stage, done, total = self._live.get(job_id, ("finished" if state in ("done", "failed", "cancelled")
+                                                     else "queued", 0, 0))
+        found = JobOutcome(**json.loads(outcome)) if outcome else None
+        if state == "done" and found is not None:
+            done = total = found.chunks
+        return Job(job_id, namespace, state, stage, done, total, chars, created, updated, found, error, kind)
+
+    def _work(self) -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _NICE)
+        except (AttributeError, OSError):  # not Linux, or not allowed: the job still runs, only less politely
+            pass
+        while not self._stop.is_set():
+            claimed = self._claim()
+            if claimed is None:
+                self._purge()
+                with self._wake:  # a predicate, not a bare wait: a submit or close just before must not be lost
+                    self._wake.wait_for(lambda: self._poked or self._stop.is_set(), timeout=60)
+                    self._poked = False
+                continue
+            self._execute(*claimed)
+
+    def _claim(self) -> tuple[str, str, Mapping[str, Any]] | None:
+        with self._store.transaction() as tx:
+            row = tx.execute(
+                "SELECT id, namespace, payload FROM jobs WHERE state = 'queued' ORDER BY created_at, id LIMIT 1"
+            ).fetchone()
+            if row is None:
+                return None
+            tx.execute("UPDATE jobs SET state = 'running', updated_at = ? WHERE id = ?",
+                       [to_iso(self._clock()), row[0]])
+        with self._wake:
+            self._running = row[0]
+        return row[0], row[1], json.loads(row[2])
+
+    def _execute(self, job_id: str, namespace: str, payload: Mapping[str, Any]) -> None:
+        def progress(stage: str, done: int, total: int) -> None:
+            if job_id in self._cancel or self._stop.is_set():
+                raise Cancelled
+            self._live[job_id] = (stage, done, total)
+
+        try:
+            outcome = self._run(namespace, payload, progress)
+        except Cancelled:
+            if job_id in self._cancel:
+                self._finish(job_id, "cancelled", error="cancelled before the document was stored")
+            else:  # the process is stopping: the next open runs the job again
+                with self._store.transaction() as tx:
+                    tx.execute("UPDATE jobs SET state = 'queued' WHERE id = ? AND state = 'running'", [job_id])
+        except MemoryError_ as exc:
+            self._finish(job_id, "failed", error=str(exc), kind=type(exc).__name__.rstrip("_"))
+        except Exception as exc:  # a bug: the job fails, the worker goes on
+            _log.exception("ingest job %s failed", job_id)
+            self._finish(job_id, "failed", error=f"the job stopped on an internal error ({type(exc).__name__}); "
+                                                 "the document was not stored, see the service log",
+                         kind="InternalError")
+        else:
+            self._finish(job_id, "done", outcome=outcome)
+        finally:
+            self._live.pop(job_id, None)
+            with self._wake:
+                self._running = None
+                self._wake.notify_all()
+
+    def _finish(self, job_id: str, state: JobState, *, outcome: JobOutcome | None = None, error: str | None = None,
+                kind: str | None = None) -> None:
+        """Record how a job ended and drop its input (the text must not outlive the job)."""
+        stored = json.dumps(outcome.__dict__) if outcome else None
+        with self._store.transaction() as tx:
+            tx.execute(
+                "UPDATE jobs SET state = ?, payload = NULL, outcome = ?, error = ?, error_kind = ?, updated_at = ? "
+                "WHERE id = ? AND state IN ('queued', 'running')",
+                [state, stored, error, kind, to_iso(self._clock()), job_id],
+            )
+            self._store.erase_later(tx)  # the payload's text is still in the WAL
+
+    def _purge(self) -> None:
+        cutoff = to_iso(self._clock() - self._keep)
+        with self._store.transaction() as tx:
+            tx.execute("DELETE FROM jobs WHERE state IN ('done', 'failed', 'cancelled') AND updated_at < ?", [cutoff])

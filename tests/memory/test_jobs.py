@@ -1,0 +1,155 @@
+"""Ingest jobs on the real store and model: progress, outcome, cancel, restart, forgetting the namespace."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memory.config import Config
+from memory.embedding import Embedder
+from memory.jobs import Job
+from memory.service import Memory
+
+
+def english(sections: int) -> str:
+    return "\n\n".join(" ".join(f"Section {i}, sentence {j}: the ingest worker stores this note about tidal energy "
+                                  f"and grid costs." for j in range(3)) for i in range(sections))
+
+
+def chinese(sections: int) -> str:
+    return "\n\n".join("".join(f"第{i}节第{j}句：潮汐能发电的成本与电网接入是这里讨论的问题。" for j in range(3))
+                       for i in range(sections))
+
+
+EN, ZH = english(12), chinese(12)
+LONG_EN, LONG_ZH = english(40), chinese(40)
+
+
+def wait_for(memory: Memory, namespace: str, job_id: str, until: Callable[[Job], bool],
+             timeout_s: float = 300) -> Job:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = memory.jobs.get(namespace, job_id)
+        if until(job):
+            return job
+        time.sleep(0.02)
+    raise AssertionError(f"job {job_id} never got there: {memory.jobs.get(namespace, job_id)}")
+
+
+def finished(job: Job) -> bool:
+    return job.state in ("done", "failed", "cancelled")
+
+
+@pytest.mark.parametrize("text", [EN, ZH], ids=["en", "zh"])
+def test_a_job_stores_what_add_document_would(memory: Memory, text: str) -> None:
+    job = memory.submit_document("jobs", text, doc_id="big", title="Tides")
+    assert job.state in ("queued", "running") and job.chars == len(text)
+    done = wait_for(memory, "jobs", job.id, finished)
+    assert done.state == "done" and done.error is None
+    assert done.outcome is not None and done.outcome.doc_id == "big" and done.outcome.status == "created"
+    stored = memory.experience.get_document("jobs", "big")
+    assert stored.chunks == done.outcome.chunks > 1
+    again = memory.add_document("jobs", text, doc_id="big", title="Tides")
+    assert again.status == "unchanged" and again.chunks == done.outcome.chunks
+    assert [j.id for j in memory.jobs.of_namespace("jobs")] == [job.id]
+
+
+def test_progress_is_readable_while_the_job_runs(memory: Memory) -> None:
+    seen: list[tuple[str, int, int]] = []
+    job = memory.submit_document("jobs", EN + "\n\n" + ZH, doc_id="watched")
+    while not finished(now := memory.jobs.get("jobs", job.id)):
+        if now.state == "running" and now.total:
+            seen.append((now.stage, now.done, now.total))
+        time.sleep(0.005)
+    assert now.state == "done"
+    assert {stage for stage, _, _ in seen} <= {"chunking", "embedding"} and seen
+    assert all(0 < done <= total for _, done, total in seen)
+
+
+def test_a_failed_job_says_why_and_stores_nothing(memory: Memory) -> None:
+    first = memory.add_document("jobs", EN, source="notes.md")
+    job = memory.submit_document("jobs", ZH, source="notes.md")  # the same derived id, other content
+    failed = wait_for(memory, "jobs", job.id, finished)
+    assert failed.state == "failed" and failed.error_kind == "ConflictError" and failed.outcome is None
+    assert failed.error and f"doc_id={first.doc_id!r}" in failed.error
+    assert [d.doc_id for d in memory.experience.list_documents("jobs")] == [first.doc_id]
+    assert memory.experience.get_document("jobs", first.doc_id).version == 1
+
+
+def test_cancelling_a_running_job_stores_nothing(memory: Memory) -> None:
+    job = memory.submit_document("jobs", LONG_EN, doc_id="cancel-me")
+    wait_for(memory, "jobs", job.id, lambda j: j.state == "running" and j.done > 0)
+    cancelled = memory.jobs.cancel("jobs", job.id)
+    assert cancelled.state == "cancelled"
+    assert memory.experience.list_documents("jobs") == []
+    assert memory.jobs.cancel("jobs", job.id).state == "cancelled"  # a second cancel changes nothing
+
+
+def test_forgetting_the_namespace_stops_its_job_before_deleting(memory: Memory) -> None:
+    job = memory.submit_document("gone", LONG_ZH, doc_id="zh")
+    wait_for(memory, "gone", job.id, lambda j: j.state == "running" and j.done > 0)
+    memory.delete_namespace("gone")
+    assert memory.jobs.of_namespace("gone") == []
+    time.sleep(0.5)  # the worker is off the job: nothing arrives late
+    assert memory.experience.list_documents("gone") == []
+    assert memory.store.db.execute("SELECT count(*) FROM jobs WHERE namespace = 'gone'").fetchone()[0] == 0
+
+
+def test_a_job_cut_short_by_a_stop_runs_again_on_the_next_open(config: Config, embedder: Embedder) -> None:
+    first = Memory(config, embedder=embedder)
+    job = first.submit_document("jobs", LONG_EN, doc_id="resumed")
+    wait_for(first, "jobs", job.id, lambda j: j.state == "running" and j.done > 0)
+    first.close()
+    with Memory(config, embedder=embedder) as second:
+        done = wait_for(second, "jobs", job.id, finished)
+        assert done.state == "done" and done.outcome is not None
+        assert second.experience.get_document("jobs", "resumed").chunks == done.outcome.chunks
+        payload = second.store.db.execute("SELECT payload FROM jobs WHERE id = ?", [job.id]).fetchone()[0]
+        assert payload is None  # the text does not outlive its job
+
+
+def test_a_recall_goes_on_while_a_job_runs(memory: Memory) -> None:
+    memory.add_document("other", "Berlin's tram network is one of the oldest in the world.", doc_id="tram")
+    job = memory.submit_document("jobs", LONG_EN, doc_id="slow")
+    wait_for(memory, "jobs", job.id, lambda j: j.state == "running" and j.done > 0)
+    result = memory.recall("other", "How old is the tram network in Berlin?", 300)
+    assert memory.jobs.get("jobs", job.id).state == "running"  # answered before the job ended
+    assert any(item.snippet.doc_id == "tram" for item in result.items)
+    wait_for(memory, "jobs", job.id, finished)
+
+
+def test_unknown_jobs_and_other_namespaces_are_not_found(memory: Memory) -> None:
+    from memory.errors import NotFoundError
+
+    job = memory.submit_document("a", EN, doc_id="x")
+    with pytest.raises(NotFoundError, match="no ingest job"):
+        memory.jobs.get("b", job.id)
+    with pytest.raises(NotFoundError):
+        memory.jobs.get("a", "j-missing")
+    wait_for(memory, "a", job.id, finished)
+
+
+def test_the_worker_runs_below_the_request_threads(memory: Memory) -> None:
+    import os
+
+    worker = next(t for t in threading.enumerate() if t.name == "ingest-jobs" and t.is_alive())
+    assert worker.native_id is not None
+    assert os.getpriority(os.PRIO_PROCESS, worker.native_id) > os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def test_submit_refuses_bad_input_at_once(memory: Memory, tmp_path: Path) -> None:
+    from memory.errors import TooLargeError, ValidationError
+
+    with pytest.raises(ValidationError):
+        memory.submit_document("jobs", "   ")
+    with pytest.raises(ValidationError, match="namespace"):
+        memory.submit_document("bad namespace!", EN)
+    with pytest.raises(TooLargeError):
+        memory.submit_document("jobs", "x" * (memory.config.limits.max_text_chars + 1))
+    with pytest.raises(ValidationError, match="updated_at"):
+        memory.submit_document("jobs", EN, updated_at="not a time")
+    assert memory.jobs.of_namespace("jobs") == []
