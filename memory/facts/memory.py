@@ -208,6 +208,9 @@ def _digest(text: str) -> str:
 
 
 def _check_text(text: object, field: str = "text") -> str:
+    """The message without NUL characters (they mean nothing in prose and must not reach a rendered block)."""
+    if isinstance(text, str):
+        text = text.replace("\x00", "")
     if not isinstance(text, str) or not text.strip():
         raise ValidationError(f"{field} must be a non-empty string, got {str(text)[:80]!r}")
     return text

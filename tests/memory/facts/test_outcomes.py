@@ -14,6 +14,7 @@ from memory.facts import guards
 from memory.facts.extract import Clause, extract
 from memory.facts.memory import FactMemory
 from memory.facts.rules import RuleSet, load_rules
+from memory.service import Memory
 from memory.store import Store, open_store
 from memory.tokens import get_counter
 from tests.conftest import ManualClock
@@ -184,3 +185,11 @@ def test_stored_superseded_and_already_known_outcomes(facts: FactMemory, first: 
 def test_a_message_without_words_is_one_ignored_outcome(facts: FactMemory, text: str) -> None:
     change = facts.observe("u1", text)
     assert [(o.text, o.outcome, o.reason) for o in change.outcomes] == [(text, "ignored", guards.NO_FACT)]
+
+
+def test_nul_characters_never_reach_a_stored_fact_through_the_library(memory: Memory) -> None:
+    change = memory.facts.observe("nul", "Never use\x00 emojis. 预算不超过\x00500元。")
+    assert change.stored and all("\x00" not in f.value and "\x00" not in f.text for f in change.stored)
+    pinned = memory.facts.pin("nul", text="Always\x00 answer in English.")
+    assert all("\x00" not in f.text for f in pinned.stored)
+    assert "\x00" not in memory.recall("nul", "emojis budget English", 300).rendered
