@@ -47,7 +47,7 @@ class Job:
     id: str
     namespace: str
     state: JobState
-    stage: str  # queued | chunking (sentences embedded to find topic shifts) | embedding (chunks) | finished
+    stage: str  # queued | starting | chunking (sentences embedded for topic shifts) | embedding (chunks) | finished
     done: int
     total: int
     chars: int
@@ -153,12 +153,12 @@ class Jobs:
 
         Returns once the worker is off them, so nothing of them is written after the namespace is forgotten.
         """
-        ids = [r[0] for r in self._store.db.execute("SELECT id FROM jobs WHERE namespace = ?", [namespace])]
-        self._cancel.update(ids)
-        self._wait_off(ids)
-        with self._store.transaction() as tx:
+        with self._store.transaction() as tx:  # first: once the rows are gone the worker can claim none of them
+            ids = [r[0] for r in tx.execute("SELECT id FROM jobs WHERE namespace = ?", [namespace]).fetchall()]
+            self._cancel.update(ids)  # the one running, if any, stops at its next batch
             if tx.execute("DELETE FROM jobs WHERE namespace = ?", [namespace]).rowcount:
                 self._store.erase_later(tx)
+        self._wait_off(ids)
         self._cancel.difference_update(ids)
         return len(ids)
 
@@ -175,8 +175,8 @@ class Jobs:
 
     def _job(self, row: Any) -> Job:
         job_id, namespace, state, chars, outcome, error, kind, created, updated = row
-        stage, done, total = self._live.get(job_id, ("finished" if state in ("done", "failed", "cancelled")
-                                                     else "queued", 0, 0))
+        idle = {"queued": "queued", "running": "starting"}.get(state, "finished")
+        stage, done, total = self._live.get(job_id, (idle, 0, 0))
         found = JobOutcome(**json.loads(outcome)) if outcome else None
         if state == "done" and found is not None:
             done = total = found.chunks
