@@ -80,16 +80,9 @@ class Jobs:
         self._cancel: set[str] = set()
         self._running: str | None = None  # the job the worker is on (read under _wake)
         self._poked = False  # a job was submitted since the worker last looked
-        db = store.db
-        with store.write_lock:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, namespace TEXT NOT NULL, state TEXT NOT NULL, "
-                "payload TEXT, chars INTEGER NOT NULL, outcome TEXT, error TEXT, error_kind TEXT, "
-                "created_at TEXT NOT NULL, updated_at TEXT NOT NULL)"
-            )
-            db.execute("CREATE INDEX IF NOT EXISTS jobs_namespace ON jobs (namespace, created_at)")
+        with store.transaction() as tx:  # the table is memory.schema's (version 7)
             # A job that was running when the process stopped starts again from the beginning.
-            db.execute("UPDATE jobs SET state = 'queued' WHERE state = 'running'")
+            tx.execute("UPDATE jobs SET state = 'queued' WHERE state = 'running'")
         self._thread = threading.Thread(target=self._work, name="ingest-jobs", daemon=True)
         self._thread.start()
 

@@ -308,9 +308,33 @@ def _lexical_namespaces(db: sqlite_utils.Database) -> None:
         raise
 
 
-SCHEMA_VERSION = 6
+def _ingest_jobs(db: sqlite_utils.Database) -> None:
+    """The queue of ingest jobs (memory.jobs): a job's text is kept until it ends, so a kill loses none."""
+    db.executescript(
+        """
+        BEGIN;
+        CREATE TABLE IF NOT EXISTS jobs (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            state TEXT NOT NULL,
+            payload TEXT,
+            chars INTEGER NOT NULL,
+            outcome TEXT,
+            error TEXT,
+            error_kind TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS jobs_namespace ON jobs (namespace, created_at);
+        COMMIT;
+        """
+    )
+
+
+SCHEMA_VERSION = 7
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (1, _v1), (2, _v2), (3, _v3), (4, _v4),
     (5, _turn_conversations),
     (6, _lexical_namespaces),
+    (7, _ingest_jobs),
 )

@@ -14,7 +14,7 @@ from memory.config import Config
 from memory.embedding import MINILM, Embedder
 from memory.experience import ExperienceMemory, SearchFilters, lexical
 from memory.experience.model import SearchExplanation
-from memory.schema import index_tokens
+from memory.schema import SCHEMA_VERSION, index_tokens
 from memory.store import Store, open_store
 from memory.tokens import get_counter
 from tests.conftest import ManualClock
@@ -163,7 +163,7 @@ def test_a_store_of_the_previous_schema_gets_the_same_counts(config: Config, see
     store.close()
     store = open_store(config, MINILM)
     try:
-        assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "6"
+        assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
         for table, rows in kept.items():
             assert sorted(store.db.execute(f"SELECT * FROM {table}").fetchall()) == rows, table
         assert [lexical.search(store.db, ns, q, 10) for ns in texts for q in queries] == searched
