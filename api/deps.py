@@ -40,6 +40,10 @@ class Access:
         self._keyring.check(self._patterns, checked)
         return checked
 
+    def allows(self, namespace: str) -> bool:
+        """True when this key may use `namespace`."""
+        return self._keyring.allows(self._patterns, namespace)
+
     @property
     def everything(self) -> bool:
         """True when this key may use every namespace (or no keys are configured): it may see store-wide figures."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,8 +152,8 @@ class Memory:
             documents=self.experience.delete_namespace(namespace),
         )
 
-    def health(self) -> Health:
-        """Model, store location and counts."""
+    def health(self, within: Callable[[str], bool] | None = None) -> Health:
+        """Model, store location and counts (with `within`, counts of the namespaces it accepts only)."""
         cfg = self.config.chroma
         return Health(
             model=self.embedder.identity.model,
@@ -161,7 +161,7 @@ class Memory:
             tokenizer=self.counter.name,
             store=str(self.store.db_path),
             chroma=f"http://{cfg.host}:{cfg.port}" if cfg.host else str(Path(self.store.root) / "chroma"),
-            counts=self.store.counts(),
+            counts=self.store.counts(within),
         )
 
     def close(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,19 +237,35 @@ class Store:
         self.identity = identity
         self.generation = generation
 
-    def counts(self) -> dict[str, int]:
-        """Row counts of the main tables, for /healthz and `memory stats`."""
+    def counts(self, within: Callable[[str], bool] | None = None) -> dict[str, int]:
+        """Row counts of the main tables, for /healthz and `memory stats`; with `within`, of the namespaces it
+        accepts only (what a key limited to some namespaces may see)."""
         db = self.db
-        return {
-            "facts": db.execute("SELECT count(*) FROM facts WHERE superseded_at IS NULL").fetchone()[0],
-            "documents": db.execute("SELECT count(*) FROM documents WHERE state = 'ready'").fetchone()[0],
-            "chunks": db.execute("SELECT count(*) FROM chunks").fetchone()[0],
-            "task_items": db.execute("SELECT count(*) FROM task_items").fetchone()[0],
-            "namespaces": db.execute(
-                "SELECT count(*) FROM (SELECT namespace FROM facts UNION SELECT namespace FROM documents "
-                "UNION SELECT namespace FROM task_items)"
-            ).fetchone()[0],
+        if within is None:
+            return {
+                "facts": db.execute("SELECT count(*) FROM facts WHERE superseded_at IS NULL").fetchone()[0],
+                "documents": db.execute("SELECT count(*) FROM documents WHERE state = 'ready'").fetchone()[0],
+                "chunks": db.execute("SELECT count(*) FROM chunks").fetchone()[0],
+                "task_items": db.execute("SELECT count(*) FROM task_items").fetchone()[0],
+                "namespaces": db.execute(
+                    "SELECT count(*) FROM (SELECT namespace FROM facts UNION SELECT namespace FROM documents "
+                    "UNION SELECT namespace FROM task_items)"
+                ).fetchone()[0],
+            }
+        queries = {
+            "facts": "SELECT namespace, count(*) FROM facts WHERE superseded_at IS NULL GROUP BY namespace",
+            "documents": "SELECT namespace, count(*) FROM documents WHERE state = 'ready' GROUP BY namespace",
+            "chunks": "SELECT namespace, count(*) FROM chunks GROUP BY namespace",
+            "task_items": "SELECT namespace, count(*) FROM task_items GROUP BY namespace",
         }
+        counts: dict[str, int] = {}
+        seen: set[str] = set()
+        for name, sql in queries.items():
+            rows = [(ns, n) for ns, n in db.execute(sql).fetchall() if within(ns)]
+            counts[name] = sum(n for _, n in rows)
+            seen.update(ns for ns, _ in rows)
+        counts["namespaces"] = len(seen)
+        return counts
 
     def close(self) -> None:
         """Erase what deletes left (memory.erase; the WAL is truncated), then close every SQLite connection."""

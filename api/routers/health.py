@@ -16,14 +16,15 @@ router = APIRouter(tags=["service"])
 
 @router.get("/healthz")
 def healthz(memory: MemoryDep, visitor: VisitorDep) -> dict[str, Any]:
-    """Liveness; with a valid key (or without keys configured) the model too; the store's location and record
-    counts only for a key that may use every namespace, since they describe all of them."""
+    """Liveness; with a valid key (or without keys configured) the model and record counts too: store-wide, with
+    the store's location, for a key that may use every namespace; of its own namespaces for any other key."""
     if visitor is None:
         return {"status": "ok"}
-    health = memory.health()
     if visitor.everything:
-        return {"status": "ok", **dataclasses.asdict(health)}
-    return {"status": "ok", "model": health.model, "dimension": health.dimension, "tokenizer": health.tokenizer}
+        return {"status": "ok", **dataclasses.asdict(memory.health())}
+    health = memory.health(within=visitor.allows)
+    return {"status": "ok", "model": health.model, "dimension": health.dimension, "tokenizer": health.tokenizer,
+            "counts": health.counts}
 
 
 @router.get("/metrics", response_class=Response, responses={401: ERROR_RESPONSES[401]})

@@ -55,15 +55,18 @@ def test_without_a_valid_key_healthz_says_only_that_the_service_lives(secured: T
         assert response.json() == {"status": "ok"}, headers
 
 
-def test_a_scoped_key_sees_the_model_but_no_store_wide_counts_or_paths(secured: TestClient, config: Config) -> None:
+def test_a_scoped_key_sees_the_model_and_its_own_counts_but_no_paths(secured: TestClient, config: Config) -> None:
     secured.post("/v1/facts/pin", json={"namespace": "bob", "text": "Never use tabs."}, headers=ADMIN)
+    secured.post("/v1/documents", json={"namespace": "bob", "doc_id": "b", "text": "Bob's plan."}, headers=ADMIN)
+    secured.post("/v1/facts/pin", json={"namespace": "alice-x", "text": "预算不超过500元。"}, headers=ALICE)
     scoped = secured.get("/healthz", headers=ALICE)
     assert scoped.status_code == 200
     assert scoped.json() == {"status": "ok", "model": MINILM.model, "dimension": MINILM.dimension,
-                             "tokenizer": "cl100k_base"}
+                             "tokenizer": "cl100k_base",
+                             "counts": {"facts": 1, "documents": 0, "chunks": 0, "task_items": 0, "namespaces": 1}}
     assert str(config.data_path.resolve()) not in scoped.text
     admin = secured.get("/healthz", headers=ADMIN).json()
-    assert admin["counts"]["facts"] == 1 and admin["counts"]["namespaces"] == 1
+    assert admin["counts"]["facts"] == 2 and admin["counts"]["namespaces"] == 2 and admin["counts"]["documents"] == 1
     assert admin["store"].startswith(str(config.data_path.resolve()))
 
 
