@@ -1,0 +1,201 @@
+"""An agent's chat messages (the OpenAI chat format), checked, counted and grouped into units that move whole.
+
+A unit is one message, or an assistant message with `tool_calls` together with the `tool` messages that answer
+it: pruning, offloading or dropping works on whole units, so no sequence this package returns ever holds a tool
+answer without its call or a call without its answers (the providers answer 400 to either).
+
+Token counts follow OpenAI's documented formula for chat messages with cl100k: 3 tokens per message, the
+tokens of every field's text, 1 more for a `name`, and 3 that prime the reply. A tool call counts the tokens of
+its id, function name and arguments (OpenAI documents no formula for them; this one is stated, not measured).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from memory.errors import ValidationError
+from memory.tokens import TokenCounter
+
+__all__ = ["PER_MESSAGE", "PER_NAME", "REPLY_PRIMING", "Message", "Role", "ToolCall", "Unit", "count_tokens",
+           "group", "message_tokens", "parse_messages"]
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
+
+PER_MESSAGE = 3
+PER_NAME = 1
+REPLY_PRIMING = 3
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call an assistant message asks for."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message as the agent sent it (`index` is its place in the request)."""
+
+    index: int
+    role: Role
+    content: str
+    name: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    pinned: bool = False
+    ephemeral: bool = False
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Messages that stay together: one message, or a tool-calling assistant message and its answers."""
+
+    messages: tuple[Message, ...]
+
+    @property
+    def first(self) -> int:
+        """The index of its first message."""
+        return self.messages[0].index
+
+
+def parse_messages(raw: Sequence[Any]) -> tuple[Message, ...]:
+    """Check and read messages; a ValidationError names the message index and what was expected."""
+    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
+        raise ValidationError("messages must be a list of chat messages ({\"role\": ..., \"content\": ...})")
+    messages = tuple(_message(i, m) for i, m in enumerate(raw))
+    _check_pairs(messages)
+    return messages
+
+
+def group(messages: Sequence[Message]) -> tuple[Unit, ...]:
+    """The messages as units, in order (they must have passed parse_messages)."""
+    units: list[Unit] = []
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        end = i + 1
+        if message.role == "assistant" and message.tool_calls:
+            while end < len(messages) and messages[end].role == "tool":
+                end += 1
+        units.append(Unit(tuple(messages[i:end])))
+        i = end
+    return tuple(units)
+
+
+def message_tokens(counter: TokenCounter, message: Message) -> int:
+    """The tokens one message costs in a chat request (the module docstring gives the formula)."""
+    tokens = PER_MESSAGE + counter.count(message.role) + counter.count(message.content)
+    if message.name is not None:
+        tokens += PER_NAME + counter.count(message.name)
+    if message.tool_call_id is not None:
+        tokens += counter.count(message.tool_call_id)
+    for call in message.tool_calls:
+        tokens += counter.count(call.id) + counter.count(call.name) + counter.count(call.arguments)
+    return tokens
+
+
+def count_tokens(counter: TokenCounter, messages: Sequence[Message]) -> int:
+    """The tokens a request with these messages costs, the reply's priming included."""
+    return sum(message_tokens(counter, m) for m in messages) + REPLY_PRIMING
+
+
+def _message(index: int, raw: object) -> Message:
+    where = f"messages[{index}]"
+    if not isinstance(raw, Mapping):
+        raise ValidationError(f"{where} must be an object with a role and content, got {type(raw).__name__}")
+    role = raw.get("role")
+    if role not in ROLES:
+        raise ValidationError(f"{where}.role must be one of {', '.join(ROLES)}, got {str(role)[:40]!r}")
+    content = raw.get("content")
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        content = _text_parts(where, content)
+    name = _optional_text(raw, "name", where)
+    calls = _tool_calls(where, raw.get("tool_calls")) if role == "assistant" else ()
+    if role != "assistant" and raw.get("tool_calls"):
+        raise ValidationError(f"{where} has tool_calls, but only an assistant message may call tools")
+    call_id = _optional_text(raw, "tool_call_id", where)
+    if role == "tool" and call_id is None:
+        raise ValidationError(f"{where} is a tool answer without tool_call_id; send the id of the call it answers")
+    if role != "tool" and call_id is not None:
+        raise ValidationError(f"{where} has tool_call_id, but only a tool message answers a call")
+    if role != "assistant" or not calls:
+        if not content.strip() and role != "assistant":
+            raise ValidationError(f"{where} ({role}) has no content")
+    flags = {flag: raw.get(flag, False) for flag in ("pinned", "ephemeral")}
+    for flag, value in flags.items():
+        if not isinstance(value, bool):
+            raise ValidationError(f"{where}.{flag} must be true or false, got {str(value)[:40]!r}")
+    return Message(index, role, content, name, calls, call_id, flags["pinned"], flags["ephemeral"])
+
+
+def _text_parts(where: str, content: object) -> str:
+    """OpenAI's list-of-parts content: the text parts joined (other parts are not text this package can fit)."""
+    if not isinstance(content, list):
+        raise ValidationError(f"{where}.content must be a string or a list of text parts, got {type(content).__name__}")
+    texts = []
+    for j, part in enumerate(content):
+        if not isinstance(part, Mapping) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+            raise ValidationError(f"{where}.content[{j}] must be a text part {{\"type\": \"text\", \"text\": ...}}")
+        texts.append(part["text"])
+    return "\n".join(texts)
+
+
+def _optional_text(raw: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = raw.get(key)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ValidationError(f"{where}.{key} must be a non-empty string, got {str(value)[:40]!r}")
+    return value
+
+
+def _tool_calls(where: str, raw: object) -> tuple[ToolCall, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ValidationError(f"{where}.tool_calls must be a list of calls")
+    calls = []
+    for j, call in enumerate(raw):
+        at = f"{where}.tool_calls[{j}]"
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(call, Mapping) or not isinstance(call.get("id"), str) or not call["id"] \
+                or not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            raise ValidationError(f"{at} must be {{\"id\": ..., \"type\": \"function\", \"function\": "
+                                  "{\"name\": ..., \"arguments\": \"<JSON text>\"}}")
+        arguments = function.get("arguments", "")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        calls.append(ToolCall(call["id"], function["name"], arguments))
+    return tuple(calls)
+
+
+def _check_pairs(messages: Sequence[Message]) -> None:
+    """Every tool answer follows the assistant message that made its call, and every call is answered."""
+    open_calls: dict[str, int] = {}  # call id -> index of the assistant message that made it
+    for message in messages:
+        if message.role == "tool":
+            if message.tool_call_id not in open_calls:
+                raise ValidationError(
+                    f"messages[{message.index}] answers tool call {message.tool_call_id!r}, which no assistant "
+                    "message just before it made; a tool answer must follow the call it answers")
+            del open_calls[message.tool_call_id]
+            continue
+        if open_calls:
+            call, at = next(iter(open_calls.items()))
+            raise ValidationError(f"messages[{at}] calls tool {call!r}, but no tool message answers it before "
+                                  f"messages[{message.index}]; send each call's answer right after the call")
+        ids = [c.id for c in message.tool_calls]
+        if len(set(ids)) != len(ids):
+            raise ValidationError(f"messages[{message.index}] has two tool calls with one id; ids must differ")
+        open_calls = dict.fromkeys(ids, message.index)
+    if open_calls:
+        call, at = next(iter(open_calls.items()))
+        raise ValidationError(f"messages[{at}] calls tool {call!r}, but no tool message answers it; send the "
+                              "answer, or leave the call out")
