@@ -12,8 +12,8 @@ from memory.recall.dedupe import dedupe
 from memory.recall.fit import Block, fit, rank
 from memory.recall.model import Omitted, RecallItem, RecallResult
 from memory.recall.render import RESTATE_HEADER, SECTIONS, Line, Section, cost, freshness, make_line, section_of
-from memory.recall.share import allocate
 from memory.recall.trim import Cuts, trim_line
+from memory.share import allocate
 from memory.snippet import Snippet
 from memory.tokens import TokenCounter
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.recall.share import allocate
+from memory.share import allocate
 
 SHARES = {"fact": 0.3, "task": 0.3, "experience": 0.4}
 

@@ -1,4 +1,4 @@
-"""Share a token budget between tiers by weight, letting what one tier does not need flow to the others."""
+"""Share a token budget by weight, letting what one part does not need flow to the others (tiers, categories)."""
 
 from __future__ import annotations
 
