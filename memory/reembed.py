@@ -170,11 +170,13 @@ def _drop_other_generations(store: Store, keep: int) -> int:
     ours = {collection_name(r[0]) for r in store.db.execute(
         "SELECT namespace FROM chunks UNION SELECT namespace FROM documents").fetchall()}
     removed = 0
-    for name in store.collection_names():
-        base, generation = _split(name)
-        if base in ours and generation != keep:
-            store.chroma.delete_collection(name)
-            removed += 1
+    names = store.collection_names()
+    with store.vector_lock.exclusive():  # no search, and no erase pass, while collections go
+        for name in names:
+            base, generation = _split(name)
+            if base in ours and generation != keep:
+                store.chroma.delete_collection(name)
+                removed += 1
     return removed
 
 

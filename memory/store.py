@@ -221,7 +221,8 @@ class Store:
 
     def collection_names(self) -> list[str]:
         """The names of every Chroma collection of this store, of every generation."""
-        return sorted(str(getattr(c, "name", c)) for c in self.chroma.list_collections())
+        with self.vector_lock.shared():  # an erase pass may be vacuuming Chroma's file (memory.erase)
+            return sorted(str(getattr(c, "name", c)) for c in self.chroma.list_collections())
 
     def switch_identity(self, identity: StoreIdentity, generation: int) -> None:
         """Record another model and vector generation in one commit (the vectors must already be there)."""

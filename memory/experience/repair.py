@@ -152,10 +152,11 @@ def _reembed(store: Store, vectors: VectorIndex, embedder: Encoder, namespace: s
 def _collection_namespaces(store: Store) -> list[str]:
     """Namespaces that have an experience collection in Chroma (named exp-…, the namespace in its metadata)."""
     out = []
-    for collection in store.chroma.list_collections():
-        name = str(getattr(collection, "name", collection))
-        if name.startswith("exp-"):
-            metadata = store.chroma.get_collection(name, embedding_function=None).metadata or {}
-            if "namespace" in metadata:
-                out.append(str(metadata["namespace"]))
+    with store.vector_lock.shared():  # an erase pass may be vacuuming Chroma's file (memory.erase)
+        for collection in store.chroma.list_collections():
+            name = str(getattr(collection, "name", collection))
+            if name.startswith("exp-"):
+                metadata = store.chroma.get_collection(name, embedding_function=None).metadata or {}
+                if "namespace" in metadata:
+                    out.append(str(metadata["namespace"]))
     return out

@@ -53,9 +53,11 @@ def snapshot(memory: Memory) -> dict[str, Any]:
         state[table] = sorted(repr(tuple(row)) for row in db.execute(f'SELECT * FROM "{table}"').fetchall())
     # The erase pass's own bookkeeping (memory.erase) comes and goes in the background.
     state["meta"] = [row for row in state.get("meta", []) if "'erase_pending'" not in row]
-    for name in memory.store.collection_names():
-        collection = memory.store.chroma.get_collection(name)
-        state[f"chroma:{name}"] = sorted(collection.get(include=[])["ids"])
+    names = memory.store.collection_names()
+    with memory.store.vector_lock.shared():  # as every Chroma call of the service: an erase pass may be vacuuming
+        for name in names:
+            collection = memory.store.chroma.get_collection(name)
+            state[f"chroma:{name}"] = sorted(collection.get(include=[])["ids"])
     return state
 
 
