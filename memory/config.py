@@ -193,7 +193,7 @@ METADATA_DEPTH_CEILING = 100
 class JobsConfig:
     """Ingest jobs: documents this long are written in the background (202 and a job id) instead of in the call."""
 
-    background_chars: int = 100_000
+    background_chars: int = 500_000
     keep_finished_s: int = 86400
 
 
