@@ -159,9 +159,13 @@ def _kill_under_load(server: ServerProcess, ledger: Ledger, trial: int, delay: f
         writer.start()
     time.sleep(delay)
     deadline = time.monotonic() + 10
-    while target_replacement and not (ledger.inflight and ledger.replacing) and time.monotonic() < deadline:
+    while target_replacement and time.monotonic() < deadline:
+        if ledger.inflight and ledger.replacing:
+            time.sleep(jitter)  # somewhere inside the write, not always at its start
+            if ledger.inflight and ledger.replacing:
+                break
+            jitter /= 2  # that write ended first: aim earlier inside the next one
         time.sleep(0.002)
-    time.sleep(jitter if target_replacement else 0.0)
     during = bool(ledger.inflight) and ledger.replacing
     server.kill()
     for writer in writers:
