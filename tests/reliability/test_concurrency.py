@@ -3,7 +3,6 @@ survive their namespace being forgotten by another thread."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import httpx
@@ -16,6 +15,7 @@ from memory.config import Config
 from memory.embedding import MINILM
 from memory.experience.dense import VectorIndex
 from memory.store import open_store
+from tests.reliability.racing import readers, unit_vectors
 
 
 @pytest.mark.slow
@@ -33,21 +33,15 @@ def test_mixed_concurrent_requests_lose_nothing(server: ServerProcess, seed: int
     assert store_problems(server.data_dir) == []
 
 
-def _vectors(rng: np.random.Generator, n: int) -> np.ndarray:
-    rows = rng.normal(size=(n, 384)).astype(np.float32)
-    unit: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-    return unit
-
-
 def test_a_cached_handle_outlives_the_drop_of_its_namespace(config: Config, seed: int) -> None:
     rng = np.random.default_rng(seed)
     store = open_store(config, MINILM)
     try:
         vectors = VectorIndex(store)  # caches the handle, as the service's searches and writes do
-        vectors.add("ns", ["a", "b"], _vectors(rng, 2))
+        vectors.add("ns", ["a", "b"], unit_vectors(rng, 2))
         store.drop_collection("ns")  # another thread forgets the namespace underneath the cache
-        assert vectors.search("ns", _vectors(rng, 1)[0], 5) == [] and vectors.ids("ns") == set()
-        vectors.add("ns", ["c"], _vectors(rng, 1))  # a new write creates the collection again
+        assert vectors.search("ns", unit_vectors(rng, 1)[0], 5) == [] and vectors.ids("ns") == set()
+        vectors.add("ns", ["c"], unit_vectors(rng, 1))  # a new write creates the collection again
         assert vectors.ids("ns") == {"c"} and VectorIndex(store).ids("ns") == {"c"}
     finally:
         store.close()
@@ -56,35 +50,24 @@ def test_a_cached_handle_outlives_the_drop_of_its_namespace(config: Config, seed
 @pytest.mark.slow
 def test_searches_racing_namespace_drops_never_fail(config: Config, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    query = _vectors(rng, 1)[0]
+    query = unit_vectors(rng, 1)[0]
     store = open_store(config, MINILM)
-    failures: list[BaseException] = []
-    stop = threading.Event()
     shared = VectorIndex(store)
 
     def search() -> None:
-        while not stop.is_set():
-            try:
-                shared.search("ns", query, 10)
-                shared.ids("ns")
-            except BaseException as exc:
-                failures.append(exc)
+        shared.search("ns", query, 10)
+        shared.ids("ns")
 
-    readers = [threading.Thread(target=search) for _ in range(3)]
     try:
-        for reader in readers:
-            reader.start()
-        deadline = time.monotonic() + 3
-        rounds = 0
-        while time.monotonic() < deadline:
-            with store.write_lock:  # as the service writes: one writer at a time
-                shared.add("ns", [f"v{rounds}-{i}" for i in range(20)], _vectors(rng, 20))
-            with store.write_lock:
-                shared.drop("ns")
-            rounds += 1
+        with readers(search, 3) as failures:
+            deadline = time.monotonic() + 3
+            rounds = 0
+            while time.monotonic() < deadline:
+                with store.write_lock:  # as the service writes: one writer at a time
+                    shared.add("ns", [f"v{rounds}-{i}" for i in range(20)], unit_vectors(rng, 20))
+                with store.write_lock:
+                    shared.drop("ns")
+                rounds += 1
     finally:
-        stop.set()
-        for reader in readers:
-            reader.join()
         store.close()
     assert rounds > 5 and failures == []

@@ -3,7 +3,6 @@ the deletes owed is paid once they stop."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -13,59 +12,42 @@ from memory.config import Config
 from memory.embedding import MINILM
 from memory.experience.dense import VectorIndex
 from memory.store import open_store
-
-
-def _vectors(rng: np.random.Generator, n: int) -> np.ndarray:
-    rows = rng.normal(size=(n, 384)).astype(np.float32)
-    unit: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-    return unit
+from tests.reliability.racing import readers, unit_vectors
 
 
 @pytest.mark.slow
 def test_searches_and_writes_racing_erase_passes_never_fail(config: Config, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    query = _vectors(rng, 1)[0]
+    query = unit_vectors(rng, 1)[0]
     store = open_store(config, MINILM)
-    failures: list[BaseException] = []
-    stop = threading.Event()
     shared = VectorIndex(store)
 
     def search() -> None:
-        while not stop.is_set():
-            try:
-                shared.search("ns", query, 10)
-                shared.search("other", query, 10)
-                store.db.execute("SELECT count(*) FROM meta").fetchone()
-            except BaseException as exc:
-                failures.append(exc)
+        shared.search("ns", query, 10)
+        shared.search("other", query, 10)
+        store.db.execute("SELECT count(*) FROM meta").fetchone()
 
-    readers = [threading.Thread(target=search) for _ in range(2)]
     passes = store.eraser.passes
     try:
-        for reader in readers:
-            reader.start()
-        deadline = time.monotonic() + 4  # several passes: one starts within a second of a delete
-        rounds = 0
-        while time.monotonic() < deadline:
-            ids = [f"v{rounds}-{i}" for i in range(20)]
-            with store.write_lock:  # as the service writes: one writer at a time
-                shared.add("ns", ids, _vectors(rng, 20))
-                shared.add("other", ids, _vectors(rng, 20))
-            with store.transaction() as tx:
-                store.erase_later(tx, vectors_of="ns")
-                shared.delete("ns", ids[:10], scrub=True)
-            if rounds % 5 == 4:
+        with readers(search, 2) as failures:
+            deadline = time.monotonic() + 4  # several passes: one starts within a second of a delete
+            rounds = 0
+            while time.monotonic() < deadline:
+                ids = [f"v{rounds}-{i}" for i in range(20)]
+                with store.write_lock:  # as the service writes: one writer at a time
+                    shared.add("ns", ids, unit_vectors(rng, 20))
+                    shared.add("other", ids, unit_vectors(rng, 20))
                 with store.transaction() as tx:
-                    store.erase_later(tx, dropped="other")
-                    shared.drop("other")
-            rounds += 1
-            time.sleep(0.05)
-        stop.set()
-        for reader in readers:
-            reader.join()
+                    store.erase_later(tx, vectors_of="ns")
+                    shared.delete("ns", ids[:10], scrub=True)
+                if rounds % 5 == 4:
+                    with store.transaction() as tx:
+                        store.erase_later(tx, dropped="other")
+                        shared.drop("other")
+                rounds += 1
+                time.sleep(0.05)
         assert store.eraser.wait(30.0)
         assert rounds > 10 and failures == [] and store.eraser.passes >= passes + 2
         assert store.db.execute("SELECT count(*) FROM meta WHERE key = 'erase_pending'").fetchone()[0] == 0
     finally:
-        stop.set()
         store.close()
