@@ -7,12 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.context import Message, drop_ephemeral, parse_messages
-
-
-def call(call_id: str, name: str) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
-
+from memory.context import drop_ephemeral, parse_messages
+from tests.memory.context.chat import call, dump
 
 HISTORY: list[dict[str, Any]] = [
     {"role": "user", "content": "What time is it, and find papers on tides."},
@@ -25,15 +21,6 @@ HISTORY: list[dict[str, Any]] = [
     {"role": "assistant", "content": None, "tool_calls": [call("t2", "clock")]},
     {"role": "tool", "tool_call_id": "t2", "content": "2026-12-01T18:05:00Z"},
 ]
-
-
-def dump(message: Message) -> dict[str, Any]:
-    raw: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        raw["tool_calls"] = [call(c.id, c.name) for c in message.tool_calls]
-    if message.tool_call_id:
-        raw["tool_call_id"] = message.tool_call_id
-    return raw
 
 
 def test_earlier_turns_lose_their_ephemeral_messages_and_tool_answers() -> None:

@@ -12,18 +12,16 @@ from memory.context import count_tokens, group, message_tokens, parse_messages
 from memory.context.messages import PER_MESSAGE, PER_NAME, REPLY_PRIMING
 from memory.errors import ValidationError
 from memory.tokens import TokenCounter, get_counter
+from tests.memory.context.chat import call
 
 COUNTER = get_counter("cl100k_base")
-
-
-def call(call_id: str, name: str = "search", arguments: str = '{"q": "tides"}') -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 HISTORY: list[dict[str, Any]] = [
     {"role": "system", "content": "You are a careful research assistant."},
     {"role": "user", "content": "以后不要用Python 2的语法。Find papers on tidal energy."},
-    {"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2", "fetch", '{"id": 7}')]},
+    {"role": "assistant", "content": None, "tool_calls": [call("c1", arguments='{"q": "tides"}'),
+                                                           call("c2", "fetch", '{"id": 7}')]},
     {"role": "tool", "tool_call_id": "c1", "content": '[{"title": "La Rance"}]'},
     {"role": "tool", "tool_call_id": "c2", "content": "朗斯潮汐电站于1966年投入运行。"},
     {"role": "assistant", "content": "Two sources found."},

@@ -8,6 +8,7 @@ from typing import Any
 from memory.context import Message, parse_messages, prune_tool_results
 from memory.context.tool_results import placeholder
 from memory.service import Memory
+from tests.memory.context.chat import dump
 
 ABSTRACT = ("The La Rance tidal power station in Brittany opened in 1966 and was for 45 years the largest of its "
             "kind. Its 24 bulb turbines give a peak output of 240 MW.")
@@ -46,7 +47,7 @@ def test_older_results_become_placeholders_whose_text_reads_back(memory: Memory)
         assert action.tool == f"search_{(action.index // 2 - 1) % 2}"
         assert memory.tasks.read("ns", "t1", action.key).text == messages[action.index].content
     assert [m.content for m in out[8:]] == [m.content for m in messages[8:]]  # the recent three untouched
-    parse_messages([_dump(m) for m in out])  # still a valid sequence: no call without its answer
+    parse_messages([dump(m) for m in out])  # still a valid sequence: no call without its answer
 
 
 def test_a_recent_result_over_the_cap_keeps_its_head_and_is_offloaded(memory: Memory) -> None:
@@ -68,13 +69,3 @@ def test_nothing_to_do_leaves_every_message_as_it_was(memory: Memory) -> None:
     messages = parse_messages(trace([ABSTRACT, ZH]))
     out, actions = prune_tool_results(messages, memory.counter, offloader(memory, {}), keep=3)
     assert out == messages and actions == ()
-
-
-def _dump(message: Message) -> dict[str, Any]:
-    raw: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        raw["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                             for c in message.tool_calls]
-    if message.tool_call_id:
-        raw["tool_call_id"] = message.tool_call_id
-    return raw
