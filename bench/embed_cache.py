@@ -51,11 +51,10 @@ class CachedEmbedder:
 
     def encode_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """Document vectors, through the disk cache (progress is reported once, when the call is done)."""
+        vectors = self._cached(texts, "d", self._embedder.encode_documents)
         if progress is not None:
-            vectors = self._cached(texts, "d", self._embedder.encode_documents)
             progress(len(set(texts)), len(set(texts)))
-            return vectors
-        return self._cached(texts, "d", self._embedder.encode_documents)
+        return vectors
 
     def _cached(self, texts: Sequence[str], role: str, encode) -> np.ndarray:  # type: ignore[no-untyped-def]
         with self._lock:

@@ -26,7 +26,6 @@ import httpx
 from bench.reliability_crash import consistency
 from bench.server_process import ServerProcess, logged_errors
 from memory.config import load_config
-from memory.embedding import EmbedderIdentity
 from memory.store import open_store, stored_identity
 
 __all__ = ["KINDS", "ConcurrencyReport", "KindStats", "Ledger", "main", "run_load", "store_problems", "verify"]
@@ -266,7 +265,7 @@ def store_problems(data_dir: Path) -> list[str]:
     found = stored_identity(config)
     if found is None:
         return [f"no store in {data_dir}"]
-    store = open_store(config, EmbedderIdentity(found.embedding_backend, found.embedding_model, found.dimension))
+    store = open_store(config, found.embedder)
     try:
         return consistency(store)
     finally:

@@ -50,16 +50,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _session(args: argparse.Namespace) -> Any:
     """The store (a Memory whose model loads only when the command embeds), or the server that holds it."""
-    from memory.embedding import EmbedderIdentity, lazy_embedder
+    from memory.embedding import lazy_embedder
     from memory.errors import StoreBusyError
     from memory.service import Memory
     from memory.store import stored_identity
 
     config = _config(args)
     stored = stored_identity(config)
-    known = EmbedderIdentity(stored.embedding_backend, stored.embedding_model, stored.dimension) if stored else None
     try:
-        return Memory(config, embedder=lazy_embedder(config.embedding, known), command=args.command)
+        return Memory(config, embedder=lazy_embedder(config.embedding, stored.embedder if stored else None),
+                      command=args.command)
     except StoreBusyError as exc:
         if not exc.url:
             raise

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -113,7 +113,7 @@ class Remote:
             detail = body.get("detail") if isinstance(body, dict) else None
             error = _ERRORS.get(response.status_code, StoreError)
             raise error(f"the server at {self.url} answered {response.status_code}: {detail or response.text[:200]}")
-        return body if isinstance(body, dict) else {"items": body}
+        return cast(dict[str, Any], body)  # every route the CLI calls answers a JSON object
 
 
 def _configured_key(config: Config, namespace: str | None) -> str | None:

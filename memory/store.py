@@ -32,6 +32,11 @@ class StoreIdentity:
     tokenizer: str
     schema_version: int = SCHEMA_VERSION
 
+    @property
+    def embedder(self) -> EmbedderIdentity:
+        """The model part of the identity, as an embedder reports it."""
+        return EmbedderIdentity(self.embedding_backend, self.embedding_model, self.dimension)
+
 
 def collection_name(namespace: str, tier: str = "exp", generation: int = 0) -> str:
     """Chroma collection for one namespace (namespaces are kept out of the hot `where` path this way).

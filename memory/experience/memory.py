@@ -29,7 +29,7 @@ from memory.experience.model import (
 )
 from memory.experience.repair import RepairReport, repair
 from memory.experience.search import Search
-from memory.experience.store import DocumentInput, DocumentWriter, Encoder, IngestProgress, reporting
+from memory.experience.store import DocumentInput, DocumentWriter, Encoder, IngestProgress, Reporting
 from memory.limits import check_count, check_length
 from memory.namespaces import check_namespace
 from memory.snippet import Snippet
@@ -129,7 +129,7 @@ class ExperienceMemory:
         known = catalog.get_document(self._store.db, namespace, doc_id) if isinstance(doc_id, str) else None
         if known is not None and known.content_hash == digest:
             return DocumentResult(doc_id=doc_id, chunks=known.chunks, status="unchanged")
-        encoder = self._embedder if progress is None else reporting(self._embedder, progress)
+        encoder = self._embedder if progress is None else Reporting(self._embedder, progress)
         chunks = chunk_text(text, self._counter, encoder, self._config.chunking)
         if not chunks:
             raise ValidationError("the document has no text to index once blank lines and markup are removed")

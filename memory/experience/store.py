@@ -37,7 +37,7 @@ from memory.experience.model import (
 from memory.store import Store
 from memory.tokens import TokenCounter
 
-__all__ = ["DocumentInput", "DocumentWriter", "Encoder", "IngestProgress", "chunk_id", "reporting"]
+__all__ = ["DocumentInput", "DocumentWriter", "Encoder", "IngestProgress", "Reporting", "chunk_id"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -55,8 +55,9 @@ class Encoder(Protocol):
     def encode_query(self, text: str) -> np.ndarray: ...
 
 
-class _Reporting:
-    """The embedder as chunking sees it, reporting the sentences it embeds as the "chunking" stage."""
+class Reporting:
+    """The embedder as chunk_text sees it, reporting the sentences it embeds to `progress` as the "chunking"
+    stage."""
 
     def __init__(self, embedder: Encoder, progress: IngestProgress) -> None:
         self._embedder = embedder
@@ -64,11 +65,6 @@ class _Reporting:
 
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._embedder.encode_documents(texts, progress=partial(self._progress, "chunking"))
-
-
-def reporting(embedder: Encoder, progress: IngestProgress) -> _Reporting:
-    """`embedder` for chunk_text, its sentence embeddings reported to `progress` as the "chunking" stage."""
-    return _Reporting(embedder, progress)
 
 
 @dataclass(frozen=True)
