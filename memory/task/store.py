@@ -62,8 +62,13 @@ class TaskMemory:
         ttl_s: int | None = None,
         parent_task_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        ref: str | None = None,
     ) -> AddedItem:
-        """Store one item; large items are kept whole but recalled as a head (one-shot items are never cut)."""
+        """Store one item; large items are kept whole but recalled as a head (one-shot items are never cut).
+
+        With `ref`, the item is stored once: a live item of the task added with the same ref is answered instead
+        (context assembly offloads the same tool result on every turn and must get the same key back).
+        """
         policy.check_namespace(namespace)
         check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         policy.check_task_id(task_id)
@@ -85,7 +90,19 @@ class TaskMemory:
         now = to_iso(moment)
         task_expiry = to_iso(moment + timedelta(seconds=self._config.default_ttl_s))
         item_expiry = to_iso(moment + timedelta(seconds=ttl)) if ttl is not None else None
+        if ref is not None:
+            meta = policy.encode_metadata({**(metadata or {}), "ref": ref})
         with self._store.transaction() as db:
+            if ref is not None:
+                known = db.execute(
+                    "SELECT i.key, i.offloaded, i.tokens, i.expires_at, t.expires_at FROM task_items i JOIN tasks t "
+                    "ON t.namespace = i.namespace AND t.task_id = i.task_id WHERE i.namespace = :namespace "
+                    f"AND i.task_id = :task_id AND json_extract(i.metadata, '$.ref') = :ref AND {_LIVE}",
+                    {"namespace": namespace, "task_id": task_id, "ref": ref, "now": now}).fetchone()
+                if known is not None:
+                    key, was_offloaded, size, own, task_end = known
+                    return AddedItem(key=key, task_id=task_id, offloaded=bool(was_offloaded), tokens=size,
+                                     expires_at=min(own, task_end) if own else task_end)
             seq, task_expiry = tree.open_task(db, namespace, task_id, parent_task_id, now, task_expiry)
             key = f"{task_id}/r{seq}"
             shown = ranking.offload_text(key, tokens, head) if head is not None else None
@@ -128,6 +145,16 @@ class TaskMemory:
         text = item.text[start : ends[number - 1]]
         return Page(key=key, text=text, page=number, pages=len(ends), tokens=self._counter.count(text),
                     total_tokens=item.tokens)
+
+    def refs(self, namespace: str, task_id: str) -> dict[str, str]:
+        """The keys of the task's live items that were added with a `ref`, by ref (one read for a whole turn)."""
+        now = self._enter(namespace, task_id)
+        rows = self._store.db.execute(
+            "SELECT json_extract(i.metadata, '$.ref'), i.key FROM task_items i JOIN tasks t "
+            "ON t.namespace = i.namespace AND t.task_id = i.task_id WHERE i.namespace = :namespace "
+            f"AND i.task_id = :task_id AND json_extract(i.metadata, '$.ref') IS NOT NULL AND {_LIVE}",
+            {"namespace": namespace, "task_id": task_id, "now": now}).fetchall()
+        return {ref: key for ref, key in rows}
 
     def list_items(self, namespace: str, task_id: str) -> list[TaskItem]:
         """The task's own live items, oldest first (one-shot items included and not consumed)."""

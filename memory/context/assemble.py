@@ -1,0 +1,437 @@
+"""Fit one agent turn into its window: the order of the steps, and where each token goes.
+
+1. Check the request: the budget (memory.context.budget), the messages and the tool schemas; the system prompt
+   is `system` and the leading system messages; the current turn starts at the latest user message.
+2. Drop earlier turns' ephemeral messages (memory.context.ephemeral).
+3. Reduce tool results with the processors (memory.context.processors); the original is offloaded.
+4. Observe the user messages' constraints into fact memory (once per message), so that one said in passing
+   survives when its message is pruned or dropped.
+5. Put old and oversized tool results behind references, in batches (memory.context.tool_results).
+6. Take what is never cut (system prompt, constraints block and restatement, current turn), share the rest
+   between tools, retrieval, history and tool results (memory.context.allocation), choose the tools, recall into
+   the retrieval share, prune more tool results and drop the oldest history where a share is exceeded.
+7. Write the turn in a cache-stable order: system prompt, tools (sorted), constraints, retrieved memory, history,
+   the constraints restated, the current turn; `prefix_hash` covers the first three.
+
+Offloaded texts are task items of the request's task (a conversation without `task_id` gets one derived from its
+first messages, reported as `task_id`), added once per text (TaskMemory.add's `ref`), so a placeholder names the
+same key on every turn and the history stays append-only between pruning batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from memory.config import Config
+from memory.context import allocation
+from memory.context.budget import budget as make_budget
+from memory.context.constraints import block, concerns_this_task, restatement
+from memory.context.ephemeral import drop_ephemeral
+from memory.context.messages import PER_MESSAGE, REPLY_PRIMING, Message, group, message_tokens, parse_messages
+from memory.context.model import Action, ContextReport, ContextRequest, ContextResult
+from memory.context.processors import PROCESSORS, process
+from memory.context.processors.backref import BackReferences
+from memory.context.tool_results import ToolAction, prune_oldest, prune_tool_results
+from memory.context.tools import Similarity, Tool, canonical, parse_tools, select_tools
+from memory.errors import ValidationError
+from memory.facts.memory import FactMemory
+from memory.facts.records import FactRecord
+from memory.namespaces import check_namespace
+from memory.share import allocate
+from memory.task import TaskMemory
+from memory.task.policy import check_task_id
+from memory.tokens import CachingCounter, TokenCounter
+
+__all__ = ["Assembler", "Recall", "Recalled"]
+
+class Recalled(Protocol):
+    """What this package reads of a recall result (memory.recall.model.RecallResult; recall sits beside it)."""
+
+    @property
+    def rendered(self) -> str: ...
+
+    @property
+    def items(self) -> Sequence[Any]: ...
+
+
+# (namespace, query, budget, task_id, filters, min_score) -> recall without the fact tier (the facade's Recaller)
+Recall = Callable[[str, str, int, str | None, Mapping[str, Any] | None, float | None], Recalled]
+
+_NO_PROCESSOR = "none"
+_OBSERVED_SIZE = 50_000  # user messages whose facts were observed, remembered per process
+
+
+@dataclass
+class _Turn:
+    """The request split into its parts, changed step by step."""
+
+    system: list[Message]
+    history: list[Message]
+    current: list[Message]
+
+
+class Assembler:
+    """Assembles turns for the facade (Memory.context): holds the tiers it reads and writes, and a count cache."""
+
+    def __init__(self, counter: TokenCounter, facts: FactMemory, tasks: TaskMemory, recall: Recall,
+                 config: Config, similarity: Similarity | None = None) -> None:
+        self._counter = CachingCounter(counter)
+        self._facts = facts
+        self._tasks = tasks
+        self._recall = recall
+        self._config = config
+        self._similarity = similarity
+        self._observed: OrderedDict[tuple[str, str, str], frozenset[tuple[str, str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def assemble(self, request: ContextRequest) -> ContextResult:
+        """The messages and tools to send for this turn, inside its window, and the report."""
+        cfg = self._config.context
+        check_namespace(request.namespace)
+        window = make_budget(request.window, cfg.output_reserve if request.output_reserve is None
+                             else request.output_reserve,
+                             cfg.safety_margin if request.safety_margin is None else request.safety_margin)
+        weights = allocation.shares(cfg.allocation if request.allocation is None else request.allocation)
+        messages = parse_messages(request.messages)
+        if not messages:
+            raise ValidationError("messages must hold at least one message (the user's latest, at least)")
+        tools = parse_tools(request.tools, self._counter)
+        ephemeral_tools = _names(request.ephemeral_tools, "ephemeral_tools", cfg.ephemeral_tools)
+        chosen = _processors(request.processors)
+        if request.system is not None and (not isinstance(request.system, str) or not request.system.strip()):
+            raise ValidationError("system must be the system prompt as a non-empty string, or left out")
+        task_id = check_task_id(request.task_id) if request.task_id is not None else _derived_task(messages,
+                                                                                                  request.system)
+        turn = _split(messages, request.system)
+        query = _query(request.query, turn)
+        actions: list[Action] = []
+        warnings: list[str] = []
+        # Checked before anything is written: a turn refused here leaves no fact and no task item behind.
+        least = self._tokens(turn.system) + self._tokens([m for m in turn.current if m.role != "tool"])
+        if least + REPLY_PRIMING > window.available:
+            raise ValidationError(
+                f"the window leaves {window.available} tokens for the input, less than the system prompt "
+                f"({self._tokens(turn.system)} tokens) and the latest user message need ({least + REPLY_PRIMING} "
+                "tokens with them); send a larger window, a smaller output_reserve, or a shorter system prompt")
+
+        kept, dropped = drop_ephemeral([*turn.history, *turn.current], ephemeral_tools)
+        actions += [Action("dropped_ephemeral", d.index, self._cost_of(messages, d.index), 0, tool=d.tool)
+                    for d in dropped]
+        body = list(kept)
+        offload = self._offloader(request.namespace, task_id)
+        body, processed = self._process(body, chosen, offload)
+        actions += processed
+        facts = self._constraints(request, task_id, [m for m in messages if m.role == "user"])
+        protected = {i for i, m in enumerate(body) if m.pinned or m.index >= turn.current[0].index} \
+            if turn.current else {i for i, m in enumerate(body) if m.pinned}
+        body_t, pruned = prune_tool_results(body, self._counter, offload, keep=cfg.keep_tool_results,
+                                            cap_tokens=cfg.tool_result_cap, batch_tokens=cfg.prune_batch_tokens,
+                                            protected=protected)
+        actions += [_tool_action(a) for a in pruned]
+        body = list(body_t)
+        split = sum(1 for m in body if not turn.current or m.index < turn.current[0].index)
+        history, current = body[:split], body[split:]
+
+        constraints = self._constraint_messages(facts, bool(history))
+        fixed = {
+            "system": self._tokens(turn.system),
+            "constraints": self._tokens(constraints),
+            "current": self._tokens([m for m in current if m.role != "tool"]) + REPLY_PRIMING,
+            "current_tool_results": self._tokens([m for m in current if m.role == "tool"]),
+        }
+        if fixed["system"] + fixed["constraints"] > window.available:
+            raise ValidationError(
+                f"the window leaves {window.available} tokens for the input, less than the system prompt "
+                f"({fixed['system']} tokens) and the pinned constraints ({fixed['constraints']} tokens) need; "
+                "send a larger window, a smaller output_reserve, or unpin constraints")
+        rest = window.available - sum(fixed.values())
+        if rest < 0:
+            first = current[0].index if current else 0
+            raise ValidationError(
+                f"the current turn (messages[{first}] on, {fixed['current'] + fixed['current_tool_results']} "
+                f"tokens) does not fit the {window.available} tokens the window leaves after the system prompt and "
+                "constraints; send a larger window or a shorter message")
+        tool_cost = sum(t.tokens for t in tools)
+        history_cost = self._tokens([m for m in history if m.role != "tool"])
+        results_cost = self._tokens([m for m in history if m.role == "tool"])
+        wants_recall = request.recall and bool(query.strip())
+        grants = allocate(rest, weights, {"tools": tool_cost, "history": history_cost, "tool_results": results_cost,
+                                          "retrieval": rest if wants_recall else 0})
+
+        kept_tools, left_out = select_tools(tools, grants["tools"], query, self._similarity)
+        if left_out:
+            actions.append(Action("tools_selected", None, tool_cost, sum(t.tokens for t in kept_tools),
+                                  detail="left out: " + ", ".join(left_out)))
+            warnings.append(f"the tool schemas need {tool_cost} tokens, more than their share of {grants['tools']}; "
+                            f"kept the pinned and the most relevant, left out {', '.join(left_out)}")
+        tools_tokens = sum(t.tokens for t in kept_tools)
+
+        retrieval, found = self._retrieval(request, task_id, query, rest - tools_tokens - min(
+            history_cost + results_cost, grants["history"] + grants["tool_results"]) if wants_recall else 0)
+        room = rest - tools_tokens - self._tokens(retrieval)
+        share = allocate(room, weights, {"history": history_cost, "tool_results": results_cost})
+        history, more = self._fit_history(history, share, room, window.available, offload)
+        actions += more
+        if any(a.kind == "truncated" for a in more):
+            gone = [a for a in more if a.kind == "truncated"]
+            warnings.append(f"the history is over its share: the {len(gone)} oldest unpinned units "
+                            f"({sum(a.tokens_before for a in gone)} tokens, from messages[{gone[0].index}]) were left "
+                            "out (not summarised)")
+
+        restate = constraints[1:] if len(constraints) > 1 else []
+        head = [*turn.system, *constraints[:1]]
+        out = [*head, *retrieval, *history, *restate, *current]
+        tokens = {
+            "system": fixed["system"],
+            "tools": tools_tokens,
+            "constraints": self._tokens(constraints if history else constraints[:1]),
+            "retrieval": self._tokens(retrieval),
+            "history": self._tokens([m for m in history if m.role != "tool"]),
+            "tool_results": self._tokens([m for m in [*history, *current] if m.role == "tool"]),
+            "current": fixed["current"],
+        }
+        if not history:
+            out = [*head, *retrieval, *current]
+        tokens["total"] = sum(tokens.values())
+        counted = self._tokens(out) + REPLY_PRIMING + tools_tokens
+        if counted != tokens["total"] or counted > window.available:  # each step keeps its share: a defect
+            raise RuntimeError(f"context assembly miscounted: {counted} tokens sent, {tokens['total']} reported, "
+                                f"{window.available} available")
+        grants_out = {**{k: grants[k] for k in ("tools", "retrieval")}, **share}
+        report = ContextReport(
+            budget=window, tokens=tokens, grants=grants_out, actions=tuple(sorted(actions, key=_action_order)),
+            prefix_hash=_prefix_hash(head, kept_tools), task_id=task_id, retrieved=found,
+            warnings=tuple(warnings), tools_left_out=left_out)
+        return ContextResult(tuple(_dump(m) for m in out), tuple(dict(t.schema) for t in kept_tools), report)
+
+    # --- steps ---------------------------------------------------------------------------------------------
+
+    def _process(self, body: list[Message], chosen: Mapping[str, str],
+                 offload: Callable[[Message, str], str]) -> tuple[list[Message], list[Action]]:
+        names = {call.id: call.name for m in body for call in m.tool_calls}
+        seen = BackReferences()
+        actions = []
+        out = []
+        for message in body:
+            if message.role != "tool":
+                out.append(message)
+                continue
+            tool = names.get(message.tool_call_id or "", "a tool")
+            choice = chosen.get(tool)
+            if choice == _NO_PROCESSOR:
+                out.append(message)
+                continue
+            text = seen.reduce(message.content, f"messages[{message.index}]") or message.content
+            done = process(tool, text, PROCESSORS, {tool: choice} if choice else None)
+            reduced = done.text if done is not None else text
+            if reduced == message.content:
+                out.append(message)
+                continue
+            key = offload(message, tool)
+            reduced += f"\n[the whole result: task item {key}]"
+            before = self._counter.count(message.content)
+            after = self._counter.count(reduced)
+            if after >= before:
+                out.append(message)
+                continue
+            used = done.name if done is not None else seen.name
+            out.append(replace(message, content=reduced))
+            actions.append(Action("processed", message.index, before, after, key, tool, used))
+        return out, actions
+
+    def _constraints(self, request: ContextRequest, task_id: str, users: Sequence[Message]) -> list[FactRecord]:
+        """The facts for the constraints block: pinned ones in force and those the user messages state."""
+        scopes = ["global", f"session:{task_id}"]
+        if request.filters and isinstance(request.filters.get("project"), str):
+            scopes.append(f"project:{request.filters['project']}")
+        keys: set[tuple[str, str]] = set()
+        if self._config.context.observe_facts:
+            for message in users:
+                keys |= self._observe(request.namespace, task_id, message)
+        return [f for f in self._facts.list(request.namespace, scopes=tuple(scopes))
+                if f.pinned or (f.scope, f.key) in keys]
+
+    def _observe(self, namespace: str, task_id: str, message: Message) -> frozenset[tuple[str, str]]:
+        scope = f"session:{task_id}" if concerns_this_task(message.content) else "global"
+        digest = hashlib.sha256(message.content.encode("utf-8", "surrogatepass")).hexdigest()
+        cache_key = (namespace, scope, digest)
+        with self._lock:
+            known = self._observed.get(cache_key)
+        if known is not None:
+            return known
+        change = self._facts.observe(namespace, message.content, scope=scope, source=f"conversation {task_id}")
+        ids = {i for outcome in change.outcomes for i in outcome.facts}
+        found = {(r.scope, r.key) for r in change.stored}
+        if ids - {r.id for r in change.stored}:
+            found |= {(f.scope, f.key) for f in self._facts.list(namespace, scopes=(scope,)) if f.id in ids}
+        keys = frozenset(found)
+        with self._lock:
+            self._observed[cache_key] = keys
+            if len(self._observed) > _OBSERVED_SIZE:
+                self._observed.popitem(last=False)
+        return keys
+
+    def _constraint_messages(self, facts: Sequence[FactRecord], has_history: bool) -> list[Message]:
+        """[the constraints block, the restatement] (either may be absent; the restatement only after history)."""
+        text = block(facts)
+        if not text:
+            return []
+        out = [Message(-1, "system", text)]
+        again = restatement(facts) if self._config.context.restate_constraints and has_history else ""
+        if again:
+            out.append(Message(-1, "system", again))
+        return out
+
+    def _retrieval(self, request: ContextRequest, task_id: str, query: str,
+                   tokens: int) -> tuple[list[Message], int]:
+        """The recall block as one system message inside `tokens`, and how many items it holds."""
+        overhead = PER_MESSAGE + self._counter.count("system")
+        allowance = min(tokens - overhead, self._config.limits.max_budget)
+        if allowance <= 0:
+            return [], 0
+        result = self._recall(request.namespace, query, allowance, task_id, request.filters, request.min_score)
+        if not result.rendered.strip():
+            return [], 0
+        return [Message(-1, "system", result.rendered.rstrip("\n"))], len(result.items)
+
+    def _fit_history(self, history: list[Message], share: Mapping[str, int], room: int, available: int,
+                     offload: Callable[[Message, str], str]) -> tuple[list[Message], list[Action]]:
+        """The history within `room`: more tool results behind references first, then the oldest units left out."""
+        actions: list[Action] = []
+        over = self._tokens([m for m in history if m.role == "tool"]) - share.get("tool_results", 0)
+        pinned = {i for i, m in enumerate(history) if m.pinned}
+        if over > 0 or self._tokens(history) > room:
+            need = max(over, self._tokens(history) - room)
+            pruned, more = prune_oldest(history, self._counter, offload, need, pinned)
+            history = list(pruned)
+            actions += [_tool_action(a) for a in more]
+        if self._tokens(history) <= room:
+            return history, actions
+        units = group(history)
+        # Units leave in runs of about a sixteenth of the budget, cut from the first: the cut point moves once
+        # per run, not once per turn (bench/context_trace.py).
+        run = max(1, available // 16)
+        keep = [True] * len(units)
+        total = self._tokens(history)
+        start = 0
+        while total > room and start < len(units):
+            end, size = start, 0
+            while end < len(units) and size < run:
+                size += self._tokens(list(units[end].messages))
+                end += 1
+            for u in range(start, end):
+                if keep[u] and not any(m.pinned for m in units[u].messages):
+                    keep[u] = False
+                    total -= self._tokens(list(units[u].messages))
+            start = end
+        if total > room:
+            raise ValidationError(f"the pinned messages need {total} tokens, more than the {room} the window leaves "
+                                  "for the history; unpin some or send a larger window")
+        kept: list[Message] = []
+        for unit, stays in zip(units, keep, strict=True):
+            if stays:
+                kept.extend(unit.messages)
+            else:
+                cost = self._tokens(list(unit.messages))
+                actions.append(Action("truncated", unit.first, cost, 0))
+        return kept, actions
+
+    # --- helpers -------------------------------------------------------------------------------------------
+
+    def _offloader(self, namespace: str, task_id: str) -> Callable[[Message, str], str]:
+        known = self._tasks.refs(namespace, task_id)
+
+        def offload(message: Message, tool: str) -> str:
+            ref = hashlib.sha256(f"{message.tool_call_id}\0{message.content}".encode("utf-8", "surrogatepass"))
+            digest = ref.hexdigest()[:32]
+            if digest not in known:
+                known[digest] = self._tasks.add(namespace, task_id, "tool_result", message.content,
+                                                metadata={"tool": tool, "message": message.index}, ref=digest).key
+            return known[digest]
+        return offload
+
+    def _tokens(self, messages: Sequence[Message]) -> int:
+        return sum(message_tokens(self._counter, m) for m in messages)
+
+    def _cost_of(self, messages: Sequence[Message], index: int) -> int:
+        return message_tokens(self._counter, messages[index]) if 0 <= index < len(messages) else 0
+
+
+def _split(messages: Sequence[Message], system: str | None) -> _Turn:
+    lead = 0
+    while lead < len(messages) and messages[lead].role == "system":
+        lead += 1
+    prompt = [Message(-1, "system", system)] if system is not None else []
+    rest = list(messages[lead:])
+    users = [i for i, m in enumerate(rest) if m.role == "user"]
+    at = users[-1] if users else len(rest)
+    return _Turn([*prompt, *messages[:lead]], rest[:at], rest[at:])
+
+
+def _query(query: object, turn: _Turn) -> str:
+    if query is not None:
+        if not isinstance(query, str):
+            raise ValidationError(f"query must be a string, got {type(query).__name__}")
+        return query
+    return turn.current[0].content if turn.current else ""
+
+
+def _names(raw: object, field: str, default: Sequence[str]) -> tuple[str, ...]:
+    if raw is None:
+        return tuple(default)
+    if isinstance(raw, str) or not isinstance(raw, Sequence) or not all(isinstance(n, str) for n in raw):
+        raise ValidationError(f"{field} must be a list of tool names")
+    return tuple(raw)
+
+
+def _processors(raw: object) -> Mapping[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise ValidationError("processors must map tool names to a processor name (or \"none\")")
+    names = {p.name for p in PROCESSORS} | {_NO_PROCESSOR}
+    for tool, name in raw.items():
+        if name not in names:
+            raise ValidationError(f"processors.{tool} is {name!r}, which is not a processor; use one of "
+                                  f"{', '.join(sorted(names))}")
+    return dict(raw)
+
+
+def _derived_task(messages: Sequence[Message], system: str | None) -> str:
+    """A conversation's task id when it sends none: from its system prompt and first non-system message."""
+    first = next((m.content for m in messages if m.role != "system"), "")
+    lead = [m.content for m in messages if m.role == "system"][:1]
+    seed = "\0".join([system or "", *lead, first])
+    return "ctx-" + hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _tool_action(action: ToolAction) -> Action:
+    return Action(action.kind, action.index, action.tokens_before, action.tokens_after, action.key, action.tool)
+
+
+def _action_order(action: Action) -> tuple[int, str]:
+    return (-1 if action.index is None else action.index, action.kind)
+
+
+def _prefix_hash(head: Sequence[Message], tools: Sequence[Tool]) -> str:
+    stable = [[_dump(m) for m in head], [t.schema for t in tools]]
+    return hashlib.sha256(canonical(stable).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _dump(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.name is not None:
+        out["name"] = message.name
+    if message.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                             for c in message.tool_calls]
+        if not message.content:
+            out["content"] = None
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    return out

@@ -1,0 +1,49 @@
+"""The constraints block: the user's rules, first in the prompt and restated just before the latest message.
+
+The block holds the pinned facts in force and the facts the rules found in this conversation's user messages.
+It is written in a fixed order (pinned first, then by key), with no times or ids, so it is byte-stable while the
+constraints do not change: it belongs to the prompt's cacheable prefix. The restatement is one short line of the
+pinned ones, placed where a long history would otherwise bury them (seed 003: rules, not the model, keep them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memory.bullet import clean
+from memory.facts.records import FactRecord
+
+__all__ = ["BLOCK_HEADER", "RESTATE_PREFIX", "block", "concerns_this_task", "restatement"]
+
+BLOCK_HEADER = "## Constraints (always apply)"
+RESTATE_PREFIX = "Remember the constraints: "
+
+# A message that says its rule is for this request only ("for this task", "这次") is stored for the task, not
+# for every later conversation of the user.
+_THIS_TASK = re.compile(
+    r"\b(this|the current) (task|request|time|conversation|session|chat|project|run|job)\b|\bfor now\b"
+    r"|这次|本次|这一次|这个任务|本任务|这个项目|这回|此次|暂时",
+    re.IGNORECASE)
+
+
+def concerns_this_task(text: str) -> bool:
+    """Whether a user message words its rules as meant for the current task only."""
+    return bool(_THIS_TASK.search(text))
+
+
+def _ordered(facts: Sequence[FactRecord]) -> list[FactRecord]:
+    return sorted(facts, key=lambda f: (not f.pinned, f.scope, f.key))
+
+
+def block(facts: Sequence[FactRecord]) -> str:
+    """The block's text, or "" when there is nothing to say."""
+    if not facts:
+        return ""
+    return "\n".join([BLOCK_HEADER, *(f"- {clean(f.text)}" for f in _ordered(facts))])
+
+
+def restatement(facts: Sequence[FactRecord]) -> str:
+    """The pinned constraints in one line, or "" when none is pinned."""
+    pinned = [clean(f.text).rstrip("。.;；") for f in _ordered(facts) if f.pinned]
+    return RESTATE_PREFIX + "; ".join(pinned) + "." if pinned else ""
