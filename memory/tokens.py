@@ -64,7 +64,7 @@ class CachingCounter(TokenCounter):
     """The same counts, remembered for the longer texts seen last: context assembly counts an agent's whole
     history again on every turn, and all but the newest messages were counted the turn before."""
 
-    _SHORT = 200  # characters: shorter texts are counted faster than looked up
+    _SHORT = 8  # characters: below this a count costs no more than a lookup (each tiktoken call has a fixed cost)
 
     def __init__(self, counter: TokenCounter, size: int = 50_000) -> None:
         self._enc = counter._enc

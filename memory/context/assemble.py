@@ -64,6 +64,7 @@ Recall = Callable[[str, str, int, str | None, Mapping[str, Any] | None, float | 
 
 _NO_PROCESSOR = "none"
 _OBSERVED_SIZE = 50_000  # user messages whose facts were observed, remembered per process
+_COSTS_SIZE = 200_000  # messages whose token count is remembered
 
 
 @dataclass
@@ -86,6 +87,7 @@ class Assembler:
         self._recall = recall
         self._config = config
         self._similarity = similarity
+        self._costs: dict[Message, int] = {}
         self._observed: OrderedDict[tuple[str, str, str], frozenset[tuple[str, str]]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -123,10 +125,12 @@ class Assembler:
         actions += [Action("dropped_ephemeral", d.index, self._cost_of(messages, d.index), 0, tool=d.tool)
                     for d in dropped]
         body = list(kept)
-        offload = self._offloader(request.namespace, task_id)
+        offload = _Offloads(self._tasks, request.namespace, task_id)
         body, processed = self._process(body, chosen, offload)
         actions += processed
-        facts = self._constraints(request, task_id, [m for m in messages if m.role == "user"])
+        # A processed result pruned later points at its original, offloaded when it was processed.
+        offload.originals.update({a.index: a.key for a in processed if a.index is not None and a.key is not None})
+        facts = self._constraints(request, task_id, [m for m in messages if m.role == "user" and not m.ephemeral])
         protected = {i for i, m in enumerate(body) if m.pinned or m.index >= turn.current[0].index} \
             if turn.current else {i for i, m in enumerate(body) if m.pinned}
         body_t, pruned = prune_tool_results(body, self._counter, offload, keep=cfg.keep_tool_results,
@@ -305,61 +309,81 @@ class Assembler:
         actions: list[Action] = []
         over = self._tokens([m for m in history if m.role == "tool"]) - share.get("tool_results", 0)
         pinned = {i for i, m in enumerate(history) if m.pinned}
+        # What is pruned or left out for the budget goes in runs of about a sixteenth of it, oldest first: the
+        # history then changes once per run, not once per turn (bench/context_trace.py measures it).
+        run = max(1, available // 16)
         if over > 0 or self._tokens(history) > room:
             need = max(over, self._tokens(history) - room)
-            pruned, more = prune_oldest(history, self._counter, offload, need, pinned)
+            pruned, more = prune_oldest(history, self._counter, offload, -(-need // run) * run, pinned)
             history = list(pruned)
             actions += [_tool_action(a) for a in more]
         if self._tokens(history) <= room:
             return history, actions
         units = group(history)
-        # Units leave in runs of about a sixteenth of the budget, cut from the first: the cut point moves once
-        # per run, not once per turn (bench/context_trace.py).
-        run = max(1, available // 16)
+        costs = [self._tokens(unit.messages) for unit in units]
         keep = [True] * len(units)
-        total = self._tokens(history)
+        total = sum(costs)
         start = 0
         while total > room and start < len(units):
             end, size = start, 0
             while end < len(units) and size < run:
-                size += self._tokens(list(units[end].messages))
+                size += costs[end]
                 end += 1
             for u in range(start, end):
-                if keep[u] and not any(m.pinned for m in units[u].messages):
+                if not any(m.pinned for m in units[u].messages):
                     keep[u] = False
-                    total -= self._tokens(list(units[u].messages))
+                    total -= costs[u]
             start = end
         if total > room:
             raise ValidationError(f"the pinned messages need {total} tokens, more than the {room} the window leaves "
                                   "for the history; unpin some or send a larger window")
         kept: list[Message] = []
-        for unit, stays in zip(units, keep, strict=True):
+        for unit, cost, stays in zip(units, costs, keep, strict=True):
             if stays:
                 kept.extend(unit.messages)
             else:
-                cost = self._tokens(list(unit.messages))
                 actions.append(Action("truncated", unit.first, cost, 0))
         return kept, actions
 
     # --- helpers -------------------------------------------------------------------------------------------
 
-    def _offloader(self, namespace: str, task_id: str) -> Callable[[Message, str], str]:
-        known = self._tasks.refs(namespace, task_id)
-
-        def offload(message: Message, tool: str) -> str:
-            ref = hashlib.sha256(f"{message.tool_call_id}\0{message.content}".encode("utf-8", "surrogatepass"))
-            digest = ref.hexdigest()[:32]
-            if digest not in known:
-                known[digest] = self._tasks.add(namespace, task_id, "tool_result", message.content,
-                                                metadata={"tool": tool, "message": message.index}, ref=digest).key
-            return known[digest]
-        return offload
-
     def _tokens(self, messages: Sequence[Message]) -> int:
-        return sum(message_tokens(self._counter, m) for m in messages)
+        return sum(self._cost(m) for m in messages)
+
+    def _cost(self, message: Message) -> int:
+        """A message's tokens, remembered: a turn's steps count the same messages many times, and the next turn
+        sends them again (bench/context_trace.py times assembly at 100 and 1,000 messages)."""
+        known = self._costs.get(message)
+        if known is None:
+            known = message_tokens(self._counter, message)
+            if len(self._costs) >= _COSTS_SIZE:
+                self._costs.clear()
+            self._costs[message] = known
+        return known
 
     def _cost_of(self, messages: Sequence[Message], index: int) -> int:
         return message_tokens(self._counter, messages[index]) if 0 <= index < len(messages) else 0
+
+
+class _Offloads:
+    """Puts a tool result's whole text in task memory, once per text: the same text gets the same key every turn."""
+
+    def __init__(self, tasks: TaskMemory, namespace: str, task_id: str) -> None:
+        self._tasks = tasks
+        self._namespace = namespace
+        self._task_id = task_id
+        self._known = tasks.refs(namespace, task_id)  # one read per turn, not one per result
+        self.originals: dict[int, str] = {}  # message index -> key of the text it had before processing
+
+    def __call__(self, message: Message, tool: str) -> str:
+        if message.index in self.originals:
+            return self.originals[message.index]
+        ref = hashlib.sha256(f"{message.tool_call_id}\0{message.content}".encode("utf-8", "surrogatepass"))
+        digest = ref.hexdigest()[:32]
+        if digest not in self._known:
+            self._known[digest] = self._tasks.add(self._namespace, self._task_id, "tool_result", message.content,
+                                                  metadata={"tool": tool, "message": message.index}, ref=digest).key
+        return self._known[digest]
 
 
 def _split(messages: Sequence[Message], system: str | None) -> _Turn:

@@ -88,8 +88,8 @@ class Recaller:
             scopes.append(f"session:{task_id}")
         candidates = [] if for_context else list(self._facts.snippets(namespace, query, tuple(scopes)))
         if task_id:
-            candidates.extend(s for s in self._tasks.snippets(namespace, task_id, query_terms(query), consume=False)
-                              if not (for_context and "ref" in s.metadata))
+            candidates.extend(self._tasks.snippets(namespace, task_id, query_terms(query), consume=False,
+                                                   with_refs=not for_context))
         beyond: Sequence[float] = ()
         if query.strip():
             # Enough experience candidates to fill the budget with short turns, bounded for latency.

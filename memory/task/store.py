@@ -168,7 +168,7 @@ class TaskMemory:
 
     def snippets(
         self, namespace: str, task_id: str, query_terms: str | Sequence[str] | None = None, *,
-        consume: bool = True,
+        consume: bool = True, with_refs: bool = True,
     ) -> list[Snippet]:
         """Recall candidates: the task's live items plus its direct sub-tasks' `result` items, best first.
 
@@ -178,13 +178,15 @@ class TaskMemory:
         Scores are in 0.3..1.0 (see ranking.score): 0.3 + 0.3·recency (halving every 8 places back from the
         newest) + 0.25·kind weight (plan/result 1.0 ... tool_result 0.4) + 0.15·share of query terms found
         in the shown text; one-shot items score as the newest plan. An unknown or expired task has none.
-        Offloaded items show their head form; metadata is the item's own plus its `kind`.
+        Offloaded items show their head form; metadata is the item's own plus its `kind`. `with_refs=False`
+        leaves out the items added with a `ref` (tool results context assembly offloaded).
         """
         now = self._enter(namespace, task_id)
         terms = ranking.query_terms(query_terms)
         params = {"namespace": namespace, "task_id": task_id, "now": now}
+        own = "" if with_refs else " AND json_extract(i.metadata, '$.ref') IS NULL"
         rows = self._store.db.execute(
-            _CANDIDATE + f"WHERE i.namespace = :namespace AND i.task_id = :task_id AND {_LIVE} UNION ALL "
+            _CANDIDATE + f"WHERE i.namespace = :namespace AND i.task_id = :task_id AND {_LIVE}{own} UNION ALL "
             + _CANDIDATE + f"WHERE i.namespace = :namespace AND i.kind = 'result' AND {_LIVE} AND i.task_id IN "
             "(SELECT task_id FROM tasks WHERE namespace = :namespace AND parent_task_id = :task_id)",
             params,
