@@ -14,7 +14,7 @@ from api.errors import ERROR_RESPONSES, install_error_handlers
 from api.guard import Guard
 from api.limits import BodyLimit
 from api.metrics import Metrics
-from api.routers import docs, documents, facts, health, jobs, memories, namespaces, recall, search, tasks
+from api.routers import context, docs, documents, facts, health, jobs, memories, namespaces, recall, search, tasks
 from memory.config import Config
 from memory.service import Memory
 
@@ -65,7 +65,7 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(docs.router)
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
-    for module in (recall, search, facts, memories, documents, jobs, tasks, namespaces):
+    for module in (recall, context, search, facts, memories, documents, jobs, tasks, namespaces):
         app.include_router(module.router, responses=ERROR_RESPONSES)
     return app
 

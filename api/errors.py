@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -15,8 +16,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memory import errors
 
 __all__ = [
-    "ERROR_RESPONSES", "ErrorPublic", "error_name", "error_response", "install_error_handlers", "json_problem",
-    "parse_problem",
+    "ERROR_RESPONSES", "ErrorPublic", "error_name", "error_response", "field_problems", "install_error_handlers",
+    "json_problem", "parse_problem",
 ]
 
 
@@ -71,6 +72,11 @@ def _describe(exc: RequestValidationError) -> str:
     if errs and errs[0].get("type") == "json_invalid":  # FastAPI's own parse of the body
         return "the request body is not valid JSON: " + json_problem(
             str(errs[0].get("ctx", {}).get("error", "it could not be parsed")), exc.body, errs[0]["loc"][-1])
+    return "invalid request: " + field_problems(errs)
+
+
+def field_problems(errs: Sequence[Any]) -> str:
+    """`where: what; ...` for pydantic's errors (the first five, and how many more there are)."""
     parts = []
     for err in errs[:5]:
         loc = list(err.get("loc", ()))
@@ -80,7 +86,7 @@ def _describe(exc: RequestValidationError) -> str:
         msg = str(err.get("msg", "is invalid")).removeprefix("Value error, ")
         parts.append(f"{where}: {msg}" if where else msg)
     more = len(errs) - 5
-    return "invalid request: " + "; ".join(parts) + (f" (and {more} more problems)" if more > 0 else "")
+    return "; ".join(parts) + (f" (and {more} more problems)" if more > 0 else "")
 
 
 def json_problem(message: str, document: object, position: object) -> str:

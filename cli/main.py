@@ -13,7 +13,7 @@ from typing import Any
 
 from cli.remote import Remote
 from memory.config import Config, load_config
-from memory.errors import MemoryError_
+from memory.errors import MemoryError_, ValidationError
 
 __all__ = ["build_parser", "main"]
 
@@ -106,6 +106,58 @@ def _recall(args: argparse.Namespace) -> int:
         for warning in result["warnings"]:
             print(f"-- {warning}", file=sys.stderr)
     return 0
+
+
+def _context(args: argparse.Namespace) -> int:
+    import pydantic
+
+    from api.errors import field_problems
+    from api.schemas.context import ContextPublic, ContextRequest
+
+    body = _json_file(args.file)
+    # The option, when given, names the namespace (and so the key a server is asked with); else the file does.
+    args.namespace = args.namespace if args.namespace is not None else body.get("namespace", "default")
+    body["namespace"] = args.namespace
+    try:
+        request = ContextRequest.model_validate(body)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"{args.file} is not a /v1/context request: {field_problems(exc.errors())}") from None
+    with closing(_session(args)) as session:
+        if isinstance(session, Remote):
+            answer = session.context(body)
+        else:
+            filters = request.filters.model_dump(exclude_none=True) if request.filters else None
+            answer = ContextPublic.of(session.context(
+                request.namespace, request.messages, window=request.window, task_id=request.task_id,
+                tools=request.tools, system=request.system, query=request.query,
+                output_reserve=request.output_reserve, safety_margin=request.safety_margin,
+                allocation=request.allocation, recall=request.recall, filters=filters, min_score=request.min_score,
+                ephemeral_tools=request.ephemeral_tools, processors=request.processors)).model_dump(mode="json")
+    print(json.dumps(answer["report"] if args.report else answer, ensure_ascii=False, indent=2))
+    return 0
+
+
+def _json_file(path: str) -> dict[str, Any]:
+    """The JSON object in the file at `path`; ValidationError in a sentence when it cannot be read or is not one."""
+    from api.errors import json_problem, parse_problem
+
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            text = handle.read()
+    except UnicodeDecodeError:
+        raise ValidationError(f"{path} is not UTF-8 text; save it as UTF-8 JSON") from None
+    except OSError as exc:
+        raise ValidationError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"{path} is not valid JSON: {json_problem(exc.msg, text, exc.pos)}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ValidationError(f"{path} could not be read as JSON{parse_problem(exc)}") from None
+    if not isinstance(body, dict):
+        raise ValidationError(f"{path} holds a JSON {type(body).__name__}; it must hold one object, the body of a "
+                              "/v1/context request")
+    return body
 
 
 def _pin(args: argparse.Namespace) -> int:
@@ -208,6 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("stats", "show the model, the store location and record counts", _stats),
         ("ingest", "ingest files and folders (.txt .md .html .pdf .json .jsonl) into experience memory", _ingest),
         ("recall", "print the context block recall would give an agent for QUERY", _recall),
+        ("context", ("fit the agent turn in FILE (a /v1/context request body) into its window and print the "
+                     "messages, tools and report as JSON"), _context),
         ("pin", "pin a constraint so every recall includes it", _pin),
         ("facts", "list the facts in force in a namespace (* = pinned)", _facts),
         ("search", "search experience memory, showing each retriever's rank and score", _search),
@@ -238,6 +292,11 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--budget", type=int, default=1000, help="tokens the agent can spare (default 1000)")
             p.add_argument("--task", help="task id whose scratch items to include")
             p.add_argument("--min-score", type=float, help="relevance threshold 0..1 (default from config)")
+        if name == "context":
+            p.add_argument("file", metavar="FILE", help="JSON file holding the request body of POST /v1/context")
+            p.add_argument("--namespace", "-n",
+                           help='namespace to use (default: the file\'s "namespace", else default)')
+            p.add_argument("--report", action="store_true", help="print only the report")
         if name == "search":
             p.add_argument("-k", type=int, default=10, help="results to show (default 10)")
         if name == "reembed":

@@ -58,6 +58,10 @@ class Remote:
         body = {"namespace": namespace, "query": query, "budget": budget, "task_id": task_id, "min_score": min_score}
         return self._call("POST", "/v1/recall", json={k: v for k, v in body.items() if v is not None})
 
+    def context(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST /v1/context with a whole request body."""
+        return self._call("POST", "/v1/context", json=dict(body))
+
     def pin(self, namespace: str, text: str) -> dict[str, Any]:
         """POST /v1/facts/pin."""
         return self._call("POST", "/v1/facts/pin", json={"namespace": namespace, "text": text})

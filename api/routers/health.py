@@ -29,7 +29,7 @@ def healthz(memory: MemoryDep, visitor: VisitorDep) -> dict[str, Any]:
 
 @router.get("/metrics", response_class=Response, responses={401: ERROR_RESPONSES[401]})
 def metrics(registry: MetricsDep, access: AccessDep) -> Response:
-    """Prometheus text format: requests, latency histograms, recall tokens per tier, omitted items by reason.
+    """Prometheus text format: requests, latency, recall tokens and omitted items, context tokens and actions.
 
     With keys configured it needs a key for every namespace: the figures are the whole service's.
     """

@@ -114,99 +114,96 @@ class Assembler:
         actions: list[Action] = []
         warnings: list[str] = []
         # Checked before anything is written: a turn refused here leaves no fact and no task item behind.
-        least = self._tokens(turn.system) + self._tokens([m for m in turn.current if m.role != "tool"])
-        if least + REPLY_PRIMING > window.available:
+        pinned_tools = sum(t.tokens for t in tools if t.pinned)
+        least = self._tokens(turn.system) + self._tokens(turn.current[:1]) + REPLY_PRIMING + pinned_tools
+        if least > window.available:
             raise ValidationError(
                 f"the window leaves {window.available} tokens for the input, less than the system prompt "
-                f"({self._tokens(turn.system)} tokens) and the latest user message need ({least + REPLY_PRIMING} "
+                f"({self._tokens(turn.system)} tokens), the latest user message and the pinned tools need ({least} "
                 "tokens with them); send a larger window, a smaller output_reserve, or a shorter system prompt")
 
         kept, dropped = drop_ephemeral([*turn.history, *turn.current], ephemeral_tools)
         actions += [Action("dropped_ephemeral", d.index, self._cost_of(messages, d.index), 0, tool=d.tool)
                     for d in dropped]
-        body = list(kept)
         offload = _Offloads(self._tasks, request.namespace, task_id)
-        body, processed = self._process(body, chosen, offload)
+        body, processed = self._process(list(kept), chosen, offload)
         actions += processed
         # A processed result pruned later points at its original, offloaded when it was processed.
         offload.originals.update({a.index: a.key for a in processed if a.index is not None and a.key is not None})
         facts = self._constraints(request, task_id, [m for m in messages if m.role == "user" and not m.ephemeral])
-        protected = {i for i, m in enumerate(body) if m.pinned or m.index >= turn.current[0].index} \
-            if turn.current else {i for i, m in enumerate(body) if m.pinned}
         body_t, pruned = prune_tool_results(body, self._counter, offload, keep=cfg.keep_tool_results,
                                             cap_tokens=cfg.tool_result_cap, batch_tokens=cfg.prune_batch_tokens,
-                                            protected=protected)
+                                            protected={i for i, m in enumerate(body) if m.pinned})
         actions += [_tool_action(a) for a in pruned]
-        body = list(body_t)
-        split = sum(1 for m in body if not turn.current or m.index < turn.current[0].index)
-        history, current = body[:split], body[split:]
+        # The latest user message is never cut; what came before it and the tool loop after it are the history.
+        at = turn.current[0].index if turn.current else len(messages)
+        before = [m for m in body_t if m.index < at]
+        user = [m for m in body_t if m.index == at]
+        tail = [m for m in body_t if m.index > at]
 
-        constraints = self._constraint_messages(facts, bool(history))
-        fixed = {
-            "system": self._tokens(turn.system),
-            "constraints": self._tokens(constraints),
-            "current": self._tokens([m for m in current if m.role != "tool"]) + REPLY_PRIMING,
-            "current_tool_results": self._tokens([m for m in current if m.role == "tool"]),
-        }
-        if fixed["system"] + fixed["constraints"] > window.available:
+        constraints = self._constraint_messages(facts, bool(before))
+        fixed = {"system": self._tokens(turn.system), "constraints": self._tokens(constraints),
+                 "current": self._tokens(user) + REPLY_PRIMING, "pinned_tools": pinned_tools}
+        if fixed["system"] + fixed["constraints"] + pinned_tools > window.available:
             raise ValidationError(
                 f"the window leaves {window.available} tokens for the input, less than the system prompt "
-                f"({fixed['system']} tokens) and the pinned constraints ({fixed['constraints']} tokens) need; "
-                "send a larger window, a smaller output_reserve, or unpin constraints")
+                f"({fixed['system']} tokens), the pinned constraints ({fixed['constraints']} tokens) and the pinned "
+                f"tools ({pinned_tools} tokens) need; send a larger window, a smaller output_reserve, or unpin some")
         rest = window.available - sum(fixed.values())
         if rest < 0:
-            first = current[0].index if current else 0
             raise ValidationError(
-                f"the current turn (messages[{first}] on, {fixed['current'] + fixed['current_tool_results']} "
-                f"tokens) does not fit the {window.available} tokens the window leaves after the system prompt and "
-                "constraints; send a larger window or a shorter message")
-        tool_cost = sum(t.tokens for t in tools)
+                f"the latest user message (messages[{at}], {fixed['current']} tokens) does not fit the "
+                f"{window.available} tokens the window leaves after the system prompt and constraints; send a "
+                "larger window or a shorter message")
+        history = [*before, *tail]
+        tool_cost = sum(t.tokens for t in tools) - pinned_tools
         history_cost = self._tokens([m for m in history if m.role != "tool"])
         results_cost = self._tokens([m for m in history if m.role == "tool"])
         wants_recall = request.recall and bool(query.strip())
         grants = allocate(rest, weights, {"tools": tool_cost, "history": history_cost, "tool_results": results_cost,
                                           "retrieval": rest if wants_recall else 0})
 
-        kept_tools, left_out = select_tools(tools, grants["tools"], query, self._similarity)
-        if left_out:
-            actions.append(Action("tools_selected", None, tool_cost, sum(t.tokens for t in kept_tools),
-                                  detail="left out: " + ", ".join(left_out)))
-            warnings.append(f"the tool schemas need {tool_cost} tokens, more than their share of {grants['tools']}; "
-                            f"kept the pinned and the most relevant, left out {', '.join(left_out)}")
+        kept_tools, left_out = select_tools(tools, grants["tools"] + pinned_tools, query, self._similarity)
         tools_tokens = sum(t.tokens for t in kept_tools)
+        if left_out:
+            actions.append(Action("tools_selected", None, tool_cost + pinned_tools, tools_tokens,
+                                  detail="left out: " + ", ".join(left_out)))
+            warnings.append(f"the tool schemas need {tool_cost + pinned_tools} tokens, more than their share of "
+                            f"{grants['tools'] + pinned_tools}; kept the pinned and the most relevant, left out "
+                            f"{', '.join(left_out)}")
 
-        retrieval, found = self._retrieval(request, task_id, query, rest - tools_tokens - min(
+        spare = rest - (tools_tokens - pinned_tools)
+        retrieval, found = self._retrieval(request, task_id, query, spare - min(
             history_cost + results_cost, grants["history"] + grants["tool_results"]) if wants_recall else 0)
-        room = rest - tools_tokens - self._tokens(retrieval)
+        room = spare - self._tokens(retrieval)
         share = allocate(room, weights, {"history": history_cost, "tool_results": results_cost})
-        history, more = self._fit_history(history, share, room, window.available, offload)
+        before, tail, more = self._fit_history(before, tail, share, room, window.available, offload)
         actions += more
-        if any(a.kind == "truncated" for a in more):
-            gone = [a for a in more if a.kind == "truncated"]
+        gone = [a for a in more if a.kind == "truncated"]
+        if gone:
             warnings.append(f"the history is over its share: the {len(gone)} oldest unpinned units "
                             f"({sum(a.tokens_before for a in gone)} tokens, from messages[{gone[0].index}]) were left "
                             "out (not summarised)")
 
-        restate = constraints[1:] if len(constraints) > 1 else []
         head = [*turn.system, *constraints[:1]]
-        out = [*head, *retrieval, *history, *restate, *current]
+        restate = constraints[1:] if before else []
+        out = [*head, *retrieval, *before, *restate, *user, *tail]
+        kept_history = [*before, *tail]
         tokens = {
             "system": fixed["system"],
             "tools": tools_tokens,
-            "constraints": self._tokens(constraints if history else constraints[:1]),
+            "constraints": self._tokens([*constraints[:1], *restate]),
             "retrieval": self._tokens(retrieval),
-            "history": self._tokens([m for m in history if m.role != "tool"]),
-            "tool_results": self._tokens([m for m in [*history, *current] if m.role == "tool"]),
+            "history": self._tokens([m for m in kept_history if m.role != "tool"]),
+            "tool_results": self._tokens([m for m in kept_history if m.role == "tool"]),
             "current": fixed["current"],
         }
-        if not history:
-            out = [*head, *retrieval, *current]
         tokens["total"] = sum(tokens.values())
         counted = self._tokens(out) + REPLY_PRIMING + tools_tokens
         if counted != tokens["total"] or counted > window.available:  # each step keeps its share: a defect
             raise RuntimeError(f"context assembly miscounted: {counted} tokens sent, {tokens['total']} reported, "
-                                f"{window.available} available")
-        grants_out = {**{k: grants[k] for k in ("tools", "retrieval")}, **share}
+                               f"{window.available} available")
+        grants_out = {"tools": grants["tools"] + pinned_tools, "retrieval": grants["retrieval"], **share}
         report = ContextReport(
             budget=window, tokens=tokens, grants=grants_out, actions=tuple(sorted(actions, key=_action_order)),
             prefix_hash=_prefix_hash(head, kept_tools), task_id=task_id, retrieved=found,
@@ -303,23 +300,27 @@ class Assembler:
             return [], 0
         return [Message(-1, "system", result.rendered.rstrip("\n"))], len(result.items)
 
-    def _fit_history(self, history: list[Message], share: Mapping[str, int], room: int, available: int,
-                     offload: Callable[[Message, str], str]) -> tuple[list[Message], list[Action]]:
-        """The history within `room`: more tool results behind references first, then the oldest units left out."""
+    def _fit_history(self, before: list[Message], tail: list[Message], share: Mapping[str, int], room: int,
+                     available: int, offload: Callable[[Message, str], str],
+                     ) -> tuple[list[Message], list[Message], list[Action]]:
+        """The history (before the latest user message, and the tool loop after it) within `room`: more tool
+        results behind references first, then the oldest units left out."""
         actions: list[Action] = []
+        history = [*before, *tail]
         over = self._tokens([m for m in history if m.role == "tool"]) - share.get("tool_results", 0)
-        pinned = {i for i, m in enumerate(history) if m.pinned}
         # What is pruned or left out for the budget goes in runs of about a sixteenth of it, oldest first: the
         # history then changes once per run, not once per turn (bench/context_trace.py measures it).
         run = max(1, available // 16)
         if over > 0 or self._tokens(history) > room:
             need = max(over, self._tokens(history) - room)
-            pruned, more = prune_oldest(history, self._counter, offload, -(-need // run) * run, pinned)
+            pruned, more = prune_oldest(history, self._counter, offload, -(-need // run) * run,
+                                        {i for i, m in enumerate(history) if m.pinned})
             history = list(pruned)
             actions += [_tool_action(a) for a in more]
+        before, tail = history[:len(before)], history[len(before):]
         if self._tokens(history) <= room:
-            return history, actions
-        units = group(history)
+            return before, tail, actions
+        units = [*group(before), *group(tail)]
         costs = [self._tokens(unit.messages) for unit in units]
         keep = [True] * len(units)
         total = sum(costs)
@@ -337,13 +338,12 @@ class Assembler:
         if total > room:
             raise ValidationError(f"the pinned messages need {total} tokens, more than the {room} the window leaves "
                                   "for the history; unpin some or send a larger window")
-        kept: list[Message] = []
+        gone: set[int] = set()
         for unit, cost, stays in zip(units, costs, keep, strict=True):
-            if stays:
-                kept.extend(unit.messages)
-            else:
+            if not stays:
+                gone |= {m.index for m in unit.messages}
                 actions.append(Action("truncated", unit.first, cost, 0))
-        return kept, actions
+        return ([m for m in before if m.index not in gone], [m for m in tail if m.index not in gone], actions)
 
     # --- helpers -------------------------------------------------------------------------------------------
 

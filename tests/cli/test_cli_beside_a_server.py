@@ -77,6 +77,27 @@ def test_facts_pin_and_stats_go_through_the_server(server: ServerProcess) -> Non
     assert json.loads(stats.stdout)["status"] == "ok"
 
 
+def test_context_goes_through_the_server(server: ServerProcess, tmp_path: Path) -> None:
+    turn = tmp_path / "turn.json"
+    turn.write_text(json.dumps({"namespace": "cli-context", "task_id": "t-cli", "window": 8192, "messages": [
+        {"role": "user", "content": "预算不超过500元。"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps([{"id": i} for i in range(30)])},
+        {"role": "user", "content": "哪一家最便宜？"}]}, ensure_ascii=False), encoding="utf-8")
+    done = memory(server, "context", str(turn), "--report")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["task_id"] == "t-cli" and report["tokens"]["total"] <= report["budget"]["available"]
+    key = next(a["key"] for a in report["actions"] if a["key"])
+    # The server holds what was offloaded: the command went through it, not around it.
+    item = httpx.get(f"{server.url}/v1/tasks/t-cli/items/{key}", params={"namespace": "cli-context"})
+    assert item.status_code == 200 and item.json()["text"].startswith('[{"id": 0}')
+    turn.write_text('{"namespace": "cli-context", "window": 8192, "messages": [{"role": "robot"}]}')
+    refused = memory(server, "context", str(turn))
+    assert refused.returncode == 2 and "messages[0].role" in refused.stderr and "Traceback" not in refused.stderr
+
+
 @pytest.mark.parametrize("command", [["reembed"], ["serve", "--port", "1"]])
 def test_commands_that_need_the_store_itself_refuse_in_a_sentence(server: ServerProcess,
                                                                   command: list[str]) -> None:

@@ -80,6 +80,10 @@ def _probes(w: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
     return {
         ("POST", "/v1/recall"): [{"json": {**nb, "query": f"{SECRET} formula"}},
                                  {"json": {**nb, "query": "formula", "task_id": "tb"}}],
+        ("POST", "/v1/context"): [
+            {"json": {**nb, "window": 8192, "messages": [{"role": "user", "content": f"The {SECRET} formula?"}]}},
+            {"json": {**nb, "window": 8192, "task_id": "tb", "query": SECRET,
+                      "messages": [{"role": "user", "content": "Never use tabs. What is the plan?"}]}}],
         ("POST", "/v1/facts"): [{"json": {**nb, "text": "Never use tabs."}}],
         ("GET", "/v1/facts"): [{"params": nb}, {"params": {**nb, "pinned": True}}],
         ("DELETE", "/v1/facts"): [{"params": nb}],

@@ -86,7 +86,7 @@ def test_pruned_results_read_back_and_keep_their_key_on_later_turns(memory: Memo
             raw[action.index]["tool_call_id"])]["content"]
         assert memory.tasks.read("ns", "t1", action.key).text == raw[action.index]["content"]
         assert action.tokens_after < action.tokens_before
-    later = history + [{"role": "assistant", "content": "1966."}, {"role": "user", "content": "And its power?"}]
+    later = [*history, {"role": "assistant", "content": "1966."}, {"role": "user", "content": "And its power?"}]
     second = memory.context("ns", later, window=32768, task_id="t1")
     again = {a.index: a.key for a in second.report.actions if a.kind == "pruned"}
     assert all(again[a.index] == a.key for a in pruned)  # the same key: the placeholder text does not change
@@ -134,6 +134,7 @@ def test_retrieval_comes_from_memory_and_facts_stay_in_their_block(memory: Memor
                             window=8192)
     check_fits(memory, result)
     (block, retrieval, question) = result.messages
+    assert question["role"] == "user"
     assert block["content"].startswith(BLOCK_HEADER) and "500元" in block["content"]
     assert "1966" in retrieval["content"] and "500元" not in retrieval["content"]
     assert result.report.retrieved >= 1 and result.report.tokens["retrieval"] > 0
@@ -157,6 +158,7 @@ def test_schemas_over_their_share_keep_the_pinned_and_the_relevant_sorted_by_nam
     assert names == sorted(names) and "zz_read_file" in names and "convert_currency" in names
     assert 0 < len(names) < len(tools) and all("pinned" not in t for t in result.tools)
     (action,) = [a for a in result.report.actions if a.kind == "tools_selected"]
+    assert action.index is None and action.tokens_after < action.tokens_before
     assert set(result.report.tools_left_out) == {t["function"]["name"] for t in tools} - set(names)
     check_fits(memory, result)
 
@@ -256,3 +258,26 @@ def test_a_processed_result_pruned_later_points_at_its_original(memory: Memory) 
     pruned = {a.index: a for a in result.report.actions if a.kind == "pruned"}
     assert 2 in processed and 2 in pruned and pruned[2].key == processed[2].key
     assert memory.tasks.read("ns", "t1", pruned[2].key).text == history[2]["content"]
+
+
+def test_a_long_tool_loop_after_the_question_is_pruned_like_any_history(memory: Memory) -> None:
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Summarise the forty log files. 总结这四十个日志文件。"}]
+    for i in range(40):
+        history += [{"role": "assistant", "content": None, "tool_calls": [call(f"c{i}", "read_file")]},
+                    {"role": "tool", "tool_call_id": f"c{i}", "content": " ".join(f"word{j} of file {i}."
+                                                                                  for j in range(400))}]
+    result = memory.context("ns", history, window=8192, recall=False, task_id="t1")
+    check_fits(memory, result)
+    assert result.messages[0] == history[0]  # the question stays; the loop's oldest units go behind it
+    kinds = {a.kind for a in result.report.actions}
+    assert {"pruned", "offloaded"} & kinds
+    assert result.messages[-1]["content"].startswith("word0 of file 39.")  # the newest result, its head at least
+
+
+def test_pinned_tools_are_never_left_out_and_must_fit(memory: Memory) -> None:
+    big = {"type": "function", "pinned": True, "function": {"name": "huge", "description": "d " * 20000}}
+    with pytest.raises(ValidationError, match="pinned tools"):
+        memory.context("ns", [{"role": "user", "content": "go"}], window=8192, recall=False, tools=[big])
+    small = {**big, "function": {"name": "huge", "description": "Reads everything."}}
+    result = memory.context("ns", [{"role": "user", "content": "go"}], window=8192, recall=False, tools=[small])
+    assert [t["function"]["name"] for t in result.tools] == ["huge"]

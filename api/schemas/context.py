@@ -1,0 +1,150 @@
+"""Request and response bodies of /v1/context: one agent turn in, the messages and tools to send out.
+
+The messages and tool schemas are typed loosely here (lists of JSON objects): the library checks the OpenAI chat
+format itself and names the message at fault ("messages[3] answers tool call 'c1', which ..."), which no pydantic
+union of message shapes would say as plainly. The allocation and processor names are documented in the schema
+and checked by the library, for the same reason.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, WithJsonSchema
+
+from api.schemas.base import Namespace, RequestModel, TaskId
+from api.schemas.recall import RecallFilters
+from memory.context.allocation import PRESETS, SHARED
+from memory.context.budget import MAX_SAFETY_MARGIN
+from memory.context.model import ActionKind, ContextResult
+from memory.context.processors import PROCESSORS
+
+__all__ = [
+    "ActionPublic", "BudgetPublic", "ContextPublic", "ContextReportPublic", "ContextRequest", "TokensPublic",
+]
+
+MAX_MESSAGES = 10_000
+MAX_TOOLS = 1_000
+
+# "none" keeps a tool's results as they are (memory.context.assemble).
+_PROCESSOR_NAMES = [*(p.name for p in PROCESSORS), "none"]
+_SHARE = {"type": "number", "minimum": 0, "maximum": 1}
+Allocation = Annotated[str | dict[str, Any], WithJsonSchema({
+    "anyOf": [{"type": "string", "enum": list(PRESETS)},
+              {"type": "object", "properties": dict.fromkeys(SHARED, _SHARE), "additionalProperties": False}],
+    "description": "a preset (agent, chat, rag) or shares of the categories cut to fit (the others get 0)",
+})]
+ProcessorName = Annotated[str, Field(json_schema_extra={"enum": _PROCESSOR_NAMES})]
+
+
+class ContextRequest(RequestModel):
+    """One agent turn to fit into `window` tokens; fields left out take the [context] settings."""
+
+    unstored = frozenset({"query"})
+    free_text = frozenset({"system"})
+    namespace: Namespace
+    messages: list[dict[str, Any]] = Field(
+        max_length=MAX_MESSAGES,
+        description="OpenAI chat messages (system, user, assistant with tool_calls, tool), oldest first; "
+                    "`pinned: true` keeps one whatever the budget, `ephemeral: true` drops it after its turn")
+    window: int = Field(ge=1, strict=True, description="the model's context window, in tokens")
+    task_id: TaskId | None = Field(default=None, description="where offloaded tool results are kept; without it "
+                                                             "one derived from the conversation's first messages")
+    output_reserve: int | None = Field(default=None, ge=0, strict=True,
+                                       description="tokens kept for the reply (default context.output_reserve)")
+    safety_margin: float | None = Field(default=None, ge=0.0, le=MAX_SAFETY_MARGIN, strict=True,
+                                        description="share of the rest kept back for a miscount")
+    allocation: Allocation | None = None
+    system: str | None = Field(default=None, description="the system prompt (sent before any system messages)")
+    tools: list[dict[str, Any]] | None = Field(
+        default=None, max_length=MAX_TOOLS,
+        description='OpenAI tool schemas ({"type": "function", "function": {"name", "description", "parameters"}})')
+    query: str | None = Field(default=None, description="what to recall for; default the latest user message")
+    recall: bool = Field(default=True, strict=True, description="fill the retrieval share from memory")
+    filters: RecallFilters | None = None
+    min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    ephemeral_tools: list[str] | None = Field(
+        default=None, max_length=MAX_TOOLS,
+        description="tools whose results count only in the turn they arrive (default context.ephemeral_tools)")
+    processors: dict[str, ProcessorName] | None = Field(
+        default=None, max_length=MAX_TOOLS,
+        description='tool name -> processor for its results ("none" keeps them as they are); others are chosen '
+                    "by their content")
+
+
+class BudgetPublic(BaseModel):
+    """The window and what it leaves for the input: available = floor((window - output_reserve) * (1 - margin))."""
+
+    window: int
+    output_reserve: int
+    margin: float
+    available: int
+
+
+class TokensPublic(BaseModel):
+    """Tokens of what is sent, by category (cl100k, OpenAI's chat formula); the seven add up to `total`."""
+
+    system: int
+    tools: int
+    constraints: int
+    retrieval: int
+    history: int
+    tool_results: int
+    current: int
+    total: int
+
+
+class ActionPublic(BaseModel):
+    """One change made to the turn. Every action carries every field: one that does not apply is null."""
+
+    kind: ActionKind
+    index: int | None = Field(description="the message's place in the request; null for the tool set")
+    tokens_before: int
+    tokens_after: int
+    key: str | None = Field(description="the task item holding the whole original "
+                                        "(GET /v1/tasks/{task_id}/items/{key})")
+    tool: str | None = Field(description="the tool whose result or schema it is")
+    detail: str | None = Field(description="the processor used, or the tools left out")
+
+
+class ContextReportPublic(BaseModel):
+    """Where every token went: the budget, tokens by category, the shared categories' grants, every action, the
+    hash of the cache-stable prefix (system prompt, tools, constraints) and warnings."""
+
+    budget: BudgetPublic
+    tokens: TokensPublic
+    grants: dict[str, int] = Field(description="tokens granted to tools, retrieval, history and tool_results")
+    actions: list[ActionPublic]
+    prefix_hash: str
+    task_id: str = Field(description="the request's task, or the one derived for it")
+    retrieved: int = Field(description="memory items in the retrieval block")
+    warnings: list[str]
+    tools_left_out: list[str]
+
+
+class ContextPublic(BaseModel):
+    """The messages and tools to send, in order, and the report.
+
+    The messages are OpenAI chat messages as the library wrote them, null fields kept: an assistant message that
+    only calls tools has `"content": null`, which the providers accept.
+    """
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    report: ContextReportPublic
+
+    @classmethod
+    def of(cls, result: ContextResult) -> ContextPublic:
+        """From a library result."""
+        r = result.report
+        b = r.budget
+        report = ContextReportPublic(
+            budget=BudgetPublic(window=b.window, output_reserve=b.output_reserve, margin=b.margin,
+                                available=b.available),
+            tokens=TokensPublic(**r.tokens), grants=dict(r.grants),
+            actions=[ActionPublic(kind=a.kind, index=a.index, tokens_before=a.tokens_before,
+                                  tokens_after=a.tokens_after, key=a.key, tool=a.tool, detail=a.detail)
+                     for a in r.actions],
+            prefix_hash=r.prefix_hash, task_id=r.task_id, retrieved=r.retrieved, warnings=list(r.warnings),
+            tools_left_out=list(r.tools_left_out))
+        return cls(messages=list(result.messages), tools=list(result.tools), report=report)
