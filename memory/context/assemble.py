@@ -63,6 +63,7 @@ class Recalled(Protocol):
 Recall = Callable[[str, str, int, str | None, Mapping[str, Any] | None, float | None], Recalled]
 
 _NO_PROCESSOR = "none"
+_POINTER_TOKENS = 24  # about what "[the whole result: task item <key>]" costs
 _OBSERVED_SIZE = 50_000  # user messages whose facts were observed, remembered per process
 _COSTS_SIZE = 200_000  # messages whose token count is remembered
 
@@ -233,13 +234,13 @@ class Assembler:
             if reduced == message.content:
                 out.append(message)
                 continue
-            key = offload(message, tool)
-            reduced += f"\n[the whole result: task item {key}]"
             before = self._counter.count(message.content)
-            after = self._counter.count(reduced)
-            if after >= before:
+            if self._counter.count(reduced) + _POINTER_TOKENS >= before:  # not worth a reference
                 out.append(message)
                 continue
+            key = offload(message, tool)
+            reduced += f"\n[the whole result: task item {key}]"
+            after = self._counter.count(reduced)
             used = done.name if done is not None else seen.name
             out.append(replace(message, content=reduced))
             actions.append(Action("processed", message.index, before, after, key, tool, used))
