@@ -34,7 +34,7 @@ from memory.context.constraints import block, concerns_this_task, restatement
 from memory.context.ephemeral import drop_ephemeral
 from memory.context.messages import PER_MESSAGE, REPLY_PRIMING, Message, group, message_tokens, parse_messages
 from memory.context.model import Action, ContextReport, ContextRequest, ContextResult
-from memory.context.processors import PROCESSORS, process
+from memory.context.processors import PROCESSORS, Processed, process
 from memory.context.processors.backref import BackReferences
 from memory.context.tool_results import ToolAction, prune_oldest, prune_tool_results
 from memory.context.tools import Similarity, Tool, canonical, parse_tools, select_tools
@@ -90,6 +90,8 @@ class Assembler:
         self._config = config
         self._similarity = similarity
         self._costs: dict[Message, int] = {}
+        self._reductions: dict[tuple[str, str], Processed | None] = {}
+        self._item_ids: dict[str, tuple[str | None, ...] | None] = {}
         self._selected: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
         self._observed: OrderedDict[tuple[str, str, str], frozenset[tuple[str, str]]] = OrderedDict()
         self._lock = threading.Lock()
@@ -233,7 +235,7 @@ class Assembler:
     def _process(self, body: list[Message], chosen: Mapping[str, str],
                  offload: Callable[[Message, str], str]) -> tuple[list[Message], list[Action]]:
         names = {call.id: call.name for m in body for call in m.tool_calls}
-        seen = BackReferences()
+        seen = BackReferences(self._item_ids)
         actions = []
         out = []
         for message in body:
@@ -246,7 +248,7 @@ class Assembler:
                 out.append(message)
                 continue
             text = seen.reduce(message.content, f"messages[{message.index}]") or message.content
-            done = process(tool, text, PROCESSORS, {tool: choice} if choice else None)
+            done = self._reduced(tool, choice, text)
             reduced = done.text if done is not None else text
             if reduced == message.content:
                 out.append(message)
@@ -262,6 +264,17 @@ class Assembler:
             out.append(replace(message, content=reduced))
             actions.append(Action("processed", message.index, before, after, key, tool, used))
         return out, actions
+
+    def _reduced(self, tool: str, choice: str | None, text: str) -> Processed | None:
+        """process(), remembered: the same results come back every turn and reduce the same way."""
+        memo = (choice or "", text)
+        if memo in self._reductions:
+            return self._reductions[memo]
+        done = process(tool, text, PROCESSORS, {tool: choice} if choice else None)
+        if len(self._reductions) >= _COSTS_SIZE // 10:
+            self._reductions.clear()
+        self._reductions[memo] = done
+        return done
 
     def _constraints(self, request: ContextRequest, task_id: str, users: Sequence[Message]) -> list[FactRecord]:
         """The facts for the constraints block: pinned ones in force and those the user messages state."""
@@ -330,13 +343,17 @@ class Assembler:
         actions: list[Action] = []
         history = [*before, *tail]
         over = self._tokens([m for m in history if m.role == "tool"]) - share.get("tool_results", 0)
-        # What is pruned or left out for the budget goes in runs of about a sixteenth of it, oldest first: the
-        # history then changes once per run, not once per turn (bench/context_trace.py measures it).
-        run = max(1, available // 16)
+        # What is pruned or left out for the budget goes in runs of about a quarter of it, oldest first: the
+        # history then changes once per run, not once per turn, and a provider's cache keeps it meanwhile (runs of
+        # a sixteenth kept more tokens and far less reusable prefix: bench/context_trace.py, docs/experiments.md).
+        run = max(1, available // 4)
         if over > 0 or self._tokens(history) > room:
             need = max(over, self._tokens(history) - room)
-            pruned, more = prune_oldest(history, self._counter, offload, -(-need // run) * run,
-                                        {i for i, m in enumerate(history) if m.pinned})
+            # The most recent results were cut to their cap already and are what the agent works on: spared.
+            recent = self._config.context.keep_tool_results
+            answers = [i for i, m in enumerate(history) if m.role == "tool"]
+            spared = {i for i, m in enumerate(history) if m.pinned} | set(answers[-recent:] if recent else [])
+            pruned, more = prune_oldest(history, self._counter, offload, -(-need // run) * run, spared)
             history = list(pruned)
             actions += [_tool_action(a) for a in more]
         before, tail = history[:len(before)], history[len(before):]
