@@ -213,12 +213,12 @@ class Ours:
         self.prefix_changes = {"tool set": 0, "constraints block": 0}
         self._prefix: tuple[tuple[str, ...], str] | None = None
 
-    def assemble(self, messages: Sequence[Chat], available: int, turn: TraceTurn) -> Call:
+    def assemble(self, messages: Sequence[Chat], available: int, turn: TraceTurn, *, recall: bool = True) -> Call:
         """One context call on a copy of the messages; then the same query embedded by the twin model."""
         held = copy.deepcopy(list(messages))
         start = time.perf_counter()
         result = self.memory.context(self.namespace, held, window=self.window, task_id=self.task_id,
-                                     tools=list(TOOLS), ephemeral_tools=EPHEMERAL_TOOLS)
+                                     tools=list(TOOLS), ephemeral_tools=EPHEMERAL_TOOLS, recall=recall)
         ms = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
         self.twin.encode_query(turn.user)
@@ -388,7 +388,8 @@ def scale(memory: Memory, twin: Embedder, question: int, window: int, calls: int
     available = available_at(window)
     out = [f"\nours at a history of N messages (window {window:,}, {calls} consecutive turns each, after "
            "one untimed turn)",
-           "| messages (mean) | assemble ms p50 / p95 | less query embedding p50 / p95 |", "|---|---|---|"]
+           "| messages (mean) | assemble ms p50 / p95 | less query embedding p50 / p95 | with recall off p50 / p95 |",
+           "|---|---|---|---|"]
     for size in sizes:
         first = next((i for i, t in enumerate(trace.turns) if t.call_end >= size), None)
         if first is None or first + calls >= len(trace.turns):
@@ -402,13 +403,15 @@ def scale(memory: Memory, twin: Embedder, question: int, window: int, calls: int
         ours.finish(trace.turns[first])
         first += 1
         tally = Tally()
+        alone: list[float] = []  # the same turn again without recall: what assembly itself costs
         for turn in trace.turns[first:first + calls]:
             call = ours.assemble(trace.messages[:turn.call_end], available, turn)
             tally.ms.append(call.ms)
             tally.beyond_embed_ms.append(call.ms - (call.embed_ms or 0.0))
+            alone.append(ours.assemble(trace.messages[:turn.call_end], available, turn, recall=False).ms)
             ours.finish(turn)
         held = statistics.mean(t.call_end for t in trace.turns[first:first + calls])
-        out.append(f"| {held:,.0f} | {_ms(tally.ms)} | {_ms(tally.beyond_embed_ms)} |")
+        out.append(f"| {held:,.0f} | {_ms(tally.ms)} | {_ms(tally.beyond_embed_ms)} | {_ms(alone)} |")
     return out
 
 
@@ -420,6 +423,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--question", type=int, default=0, help="which LongMemEval-S haystack (0-100)")
     parser.add_argument("--root", type=Path, help="data folder for the store (default: a temporary folder)")
     parser.add_argument("--scale-calls", type=int, default=20, help="timed turns per history size")
+    parser.add_argument("--scale-only", action="store_true", help="only the timings at 100 and 1,000 messages")
     args = parser.parse_args(argv)
     windows = [int(w) for w in args.windows.split(",")][:1 if args.quick else None]
     print("$ " + shlex.join(["python", "-m", "bench.context_trace", *(sys.argv[1:] if argv is None else argv)]))
@@ -434,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # its own: what the default placement after the history buys in reusable prefix.
         first = config.replace("context", retrieval_position="before_history").replace(
             "service", data_dir=str((args.root or Path(tmp)) / "data-retrieval-first"))
-        for window in windows:
+        for window in [] if args.scale_only else windows:
             with Memory(config, command="bench", embedder=fresh_embedder(config)) as memory, \
                     Memory(first, command="bench", embedder=fresh_embedder(first)) as other:
                 ours = Ours(memory, fresh_embedder(config), f"trace-w{window}", f"trace-{args.question}", window)

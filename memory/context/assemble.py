@@ -64,7 +64,7 @@ Recall = Callable[[str, str, int, str | None, Mapping[str, Any] | None, float | 
 
 _NO_PROCESSOR = "none"
 _POINTER_TOKENS = 24  # about what "[the whole result: task item <key>]" costs
-_OBSERVED_SIZE = 50_000  # user messages whose facts were observed, remembered per process
+_OBSERVED_SIZE = 20_000  # user messages whose facts were observed, remembered per process
 _COSTS_SIZE = 200_000  # messages whose token count is remembered
 _SELECTED_SIZE = 10_000  # tasks whose last tool selection is remembered
 
@@ -92,8 +92,9 @@ class Assembler:
         self._costs: dict[Message, int] = {}
         self._reductions: dict[tuple[str, str], Processed | None] = {}
         self._item_ids: dict[str, tuple[str | None, ...] | None] = {}
+        self._back_written: dict[tuple[str, tuple[str | None, ...]], str] = {}
         self._selected: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
-        self._observed: OrderedDict[tuple[str, str, str], frozenset[tuple[str, str]]] = OrderedDict()
+        self._observed: OrderedDict[tuple[str, str, str], frozenset[tuple[str, str]]] = OrderedDict()  # by text
         self._lock = threading.Lock()
 
     def assemble(self, request: ContextRequest) -> ContextResult:
@@ -235,7 +236,7 @@ class Assembler:
     def _process(self, body: list[Message], chosen: Mapping[str, str],
                  offload: Callable[[Message, str], str]) -> tuple[list[Message], list[Action]]:
         names = {call.id: call.name for m in body for call in m.tool_calls}
-        seen = BackReferences(self._item_ids)
+        seen = BackReferences(self._item_ids, self._back_written)
         actions = []
         out = []
         for message in body:
@@ -293,13 +294,12 @@ class Assembler:
                 if f.pinned or (f.scope, f.key) in keys]
 
     def _observe(self, namespace: str, task_id: str, message: Message) -> frozenset[tuple[str, str]]:
-        scope = f"session:{task_id}" if concerns_this_task(message.content) else "global"
-        digest = hashlib.sha256(message.content.encode("utf-8", "surrogatepass")).hexdigest()
-        cache_key = (namespace, scope, digest)
+        cache_key = (namespace, task_id, message.content)
         with self._lock:
             known = self._observed.get(cache_key)
         if known is not None:
             return known
+        scope = f"session:{task_id}" if concerns_this_task(message.content) else "global"
         change = self._facts.observe(namespace, message.content, scope=scope, source=f"conversation {task_id}")
         ids = {i for outcome in change.outcomes for i in outcome.facts}
         found = {(r.scope, r.key) for r in change.stored}
@@ -342,13 +342,15 @@ class Assembler:
         results behind references first, then the oldest units left out."""
         actions: list[Action] = []
         history = [*before, *tail]
-        over = self._tokens([m for m in history if m.role == "tool"]) - share.get("tool_results", 0)
+        results = sum(self._cost(m) for m in history if m.role == "tool")
+        size = sum(self._cost(m) for m in history)
+        over = results - share.get("tool_results", 0)
         # What is pruned or left out for the budget goes in runs of about a quarter of it, oldest first: the
         # history then changes once per run, not once per turn, and a provider's cache keeps it meanwhile (runs of
         # a sixteenth kept more tokens and far less reusable prefix: bench/context_trace.py, docs/experiments.md).
         run = max(1, available // 4)
-        if over > 0 or self._tokens(history) > room:
-            need = max(over, self._tokens(history) - room)
+        if over > 0 or size > room:
+            need = max(over, size - room)
             # The most recent results were cut to their cap already and are what the agent works on: spared.
             recent = self._config.context.keep_tool_results
             answers = [i for i, m in enumerate(history) if m.role == "tool"]
@@ -356,8 +358,9 @@ class Assembler:
             pruned, more = prune_oldest(history, self._counter, offload, -(-need // run) * run, spared)
             history = list(pruned)
             actions += [_tool_action(a) for a in more]
+            size -= sum(a.tokens_before - a.tokens_after for a in more)
         before, tail = history[:len(before)], history[len(before):]
-        if self._tokens(history) <= room:
+        if size <= room:
             return before, tail, actions
         units = [*group(before), *group(tail)]
         costs = [self._tokens(unit.messages) for unit in units]

@@ -22,9 +22,11 @@ class BackReferences:
 
     name = "back_reference"
 
-    def __init__(self, known: dict[str, tuple[str | None, ...] | None] | None = None) -> None:
+    def __init__(self, known: dict[str, tuple[str | None, ...] | None] | None = None,
+                 written: dict[tuple[str, tuple[str | None, ...]], str] | None = None) -> None:
         self.seen: dict[str, str] = {}  # item id -> where it was first shown
         self._known = {} if known is None else known
+        self._written = {} if written is None else written  # (text, where its items were seen) -> the result
 
     def reduce(self, text: str, where: str) -> str | None:
         """`text` with the items seen before as {"id": ..., "seen_in": where} (or their url, ...); None when none
@@ -44,6 +46,13 @@ class BackReferences:
                 if name is not None:
                     self.seen.setdefault(name, where)
             return None
+        origins = tuple(self.seen.get(name) if name is not None else None for name in names)
+        memo = (text, origins)
+        if memo in self._written:
+            for name in names:
+                if name is not None:
+                    self.seen.setdefault(name, where)
+            return self._written[memo]
         parsed = _parse(text)
         if parsed is None:  # it parsed when its names were taken; kept for the type checker
             return None
@@ -59,7 +68,11 @@ class BackReferences:
                 self.seen[name] = where
             new.append(item)
         # The new items first: a shortened list then shows what the model has not read yet.
-        return json.dumps(wrap([*new, *again]), ensure_ascii=False)
+        written = json.dumps(wrap([*new, *again]), ensure_ascii=False)
+        if len(self._written) >= _KNOWN_SIZE:
+            self._written.clear()
+        self._written[memo] = written
+        return written
 
 
 _KNOWN_SIZE = 20_000
