@@ -174,14 +174,8 @@ class Assembler:
         steady = int((window.available - fixed["system"] - fixed["constraints"] - pinned_tools)
                      * weights["tools"] / sum(weights.values()))
         tools_grant = min(rest, max(grants["tools"], steady))
-        memo = (request.namespace, task_id)
-        kept_tools, left_out = select_tools(tools, tools_grant + pinned_tools, query, self._similarity,
-                                            self._selected.get(memo, ()))
-        if left_out:
-            with self._lock:
-                self._selected[memo] = tuple(t.name for t in kept_tools if not t.pinned)
-                while len(self._selected) > _SELECTED_SIZE:
-                    self._selected.popitem(last=False)
+        kept_tools, left_out = self._choose_tools((request.namespace, task_id), tools, tools_grant + pinned_tools,
+                                                  query)
         tools_tokens = sum(t.tokens for t in kept_tools)
         if left_out:
             actions.append(Action("tools_selected", None, tool_cost + pinned_tools, tools_tokens,
@@ -265,6 +259,17 @@ class Assembler:
             out.append(replace(message, content=reduced))
             actions.append(Action("processed", message.index, before, after, key, tool, used))
         return out, actions
+
+    def _choose_tools(self, task: tuple[str, str], tools: Sequence[Tool], grant: int,
+                      query: str) -> tuple[tuple[Tool, ...], tuple[str, ...]]:
+        """select_tools, with the task's last selection remembered so that it can be sent again."""
+        kept, left_out = select_tools(tools, grant, query, self._similarity, self._selected.get(task, ()))
+        if left_out:
+            with self._lock:
+                self._selected[task] = tuple(t.name for t in kept if not t.pinned)
+                while len(self._selected) > _SELECTED_SIZE:
+                    self._selected.popitem(last=False)
+        return kept, left_out
 
     def _reduced(self, tool: str, choice: str | None, text: str) -> Processed | None:
         """process(), remembered: the same results come back every turn and reduce the same way."""
