@@ -205,12 +205,18 @@ class Store:
             name,
             embedding_function=None,
             configuration={"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200}},
-            metadata={"namespace": namespace},
+            # No metadata: Chroma never learns a namespace's name. Its process has written stale heap bytes into
+            # another collection's index file, so a name it held could outlive the namespace's delete
+            # (tests/security/test_disk_trace.py); the collection name is a digest.
         )
 
     def drop_collection(self, namespace: str, generation: int | None = None) -> None:
         """Delete a namespace's vectors entirely (waiting for calls on its collection that are under way)."""
-        name = collection_name(namespace, generation=self.generation if generation is None else generation)
+        self.drop_collection_named(collection_name(namespace,
+                                                   generation=self.generation if generation is None else generation))
+
+    def drop_collection_named(self, name: str) -> None:
+        """Delete a collection by its name (one whose namespace nothing in SQLite names any more)."""
         self._live.drop(name)
 
     def erase_later(self, tx: sqlite_utils.Database, *, vectors_of: str | None = None,

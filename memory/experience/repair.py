@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -14,7 +15,7 @@ from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import indexed_text
 from memory.experience.store import Encoder
-from memory.store import Store
+from memory.store import Store, collection_name
 from memory.tokens import TokenCounter
 
 __all__ = ["RepairReport", "repair"]
@@ -47,6 +48,8 @@ def repair(
         set(catalog.namespaces(db)) | set(_collection_namespaces(store))
     )
     removed = embedded = kept = mixed = 0
+    if namespace is None:
+        removed += _drop_orphan_collections(store)
     for name in names:
         # Under the write lock no write is between its vector step and its SQLite step, so nothing is torn.
         with store.write_lock:
@@ -149,8 +152,27 @@ def _reembed(store: Store, vectors: VectorIndex, embedder: Encoder, namespace: s
     return added
 
 
+def _drop_orphan_collections(store: Store) -> int:
+    """Drop this generation's experience collections that belong to no namespace SQLite knows; vectors removed.
+
+    A collection records no namespace (memory.store), so one whose namespace has no row (a kill between the
+    vector write and the SQLite commit of a new namespace) is known only by its name matching no namespace's.
+    """
+    pattern = re.compile(r"exp-[0-9a-f]{24}" + (f"-g{store.generation}" if store.generation else ""))
+    removed = 0
+    # Under the write lock no write is between its vector step and its SQLite step (as in repair()).
+    with store.write_lock:
+        own = {collection_name(n, generation=store.generation) for n in catalog.namespaces(store.db)}
+        for name in store.collection_names():
+            if pattern.fullmatch(name) and name not in own:
+                with store.vector_lock.shared():
+                    removed += int(store.chroma.get_collection(name, embedding_function=None).count())
+                store.drop_collection_named(name)
+    return removed
+
+
 def _collection_namespaces(store: Store) -> list[str]:
-    """Namespaces that have an experience collection in Chroma (named exp-…, the namespace in its metadata)."""
+    """Namespaces named in an experience collection's metadata (stores written before collections lost it)."""
     out = []
     with store.vector_lock.shared():  # an erase pass may be vacuuming Chroma's file (memory.erase)
         for collection in store.chroma.list_collections():

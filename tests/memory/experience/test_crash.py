@@ -16,7 +16,7 @@ from memory.config import Config
 from memory.embedding import Embedder
 from memory.experience import ExperienceMemory
 from memory.experience.dense import VectorIndex
-from memory.store import open_store
+from memory.store import collection_name, open_store
 from memory.tokens import get_counter
 from tests import ROOT
 from tests.memory.experience.crash_writer import version_texts
@@ -63,5 +63,25 @@ def test_sigkill_during_rewrites_leaves_one_whole_version(config: Config, embedd
         assert VectorIndex(store).ids("ns") == ids
         hits = memory.search("ns", f"第{doc.content_hash}版 加载器", k=1)
         assert hits and hits[0].text == version_texts(int(doc.content_hash))[1]
+    finally:
+        store.close()
+
+
+def test_repair_drops_a_collection_whose_namespace_has_no_row(config: Config, embedder: Embedder) -> None:
+    # What a kill between a new namespace's vector write and its SQLite commit leaves: vectors, no rows. Collections
+    # record no namespace name (memory.store), so repair finds this one by its name matching no namespace's.
+    store = open_store(config, embedder.identity)
+    try:
+        memory = ExperienceMemory(store, embedder, get_counter(), config)
+        memory.add_text("kept", "The loader streams rows. 加载器按行读取。", doc_id="doc")
+        vectors = VectorIndex(store)
+        vectors.add("zqorphan", ["c1", "c2"], embedder.encode_documents(["one", "二"]))
+        before = set(store.collection_names())
+        assert all(not (store.chroma.get_collection(n, embedding_function=None).metadata or {}).get("namespace")
+                   for n in before)
+        report = memory.repair()
+        assert report.removed_vectors == 2
+        assert set(store.collection_names()) == before - {collection_name("zqorphan")}
+        assert VectorIndex(store).ids("kept") == {r[0] for r in store.db.execute("SELECT id FROM chunks")}
     finally:
         store.close()
