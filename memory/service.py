@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,9 +85,10 @@ class Memory:
         prepare_text()  # jieba's dictionary loads here, not during the first Chinese request
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
         self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
-        self._assembler = Assembler(self.counter, self.facts, self.tasks, self._recall_without_facts, config,
+        self._assembler = Assembler(self.counter, self.facts, self.tasks, self._recall_for_context, config,
                                     self._similarity)
-        self._tool_vectors: dict[str, Any] = {}
+        self._tool_vectors: dict[str, Any] = {}  # tool description -> its vector
+        self._tool_lock = threading.Lock()
 
     def recall(self, namespace: str, query: str, budget: int | None = None, *, task_id: str | None = None,
                filters: Mapping[str, Any] | None = None, min_score: float | None = None) -> RecallResult:
@@ -111,22 +113,26 @@ class Memory:
             recall=recall, filters=filters, min_score=min_score, ephemeral_tools=ephemeral_tools,
             processors=processors))
 
-    def _recall_without_facts(self, namespace: str, query: str, budget: int, task_id: str | None,
+    def _recall_for_context(self, namespace: str, query: str, budget: int, task_id: str | None,
                               filters: Mapping[str, Any] | None, min_score: float | None) -> RecallResult:
         return self._recaller.recall(namespace, query, budget, task_id=task_id, filters=filters,
                                      min_score=min_score, for_context=True)
 
     def _similarity(self, query: str, texts: Sequence[str]) -> list[float]:
         """Cosine of the query's vector with each text's (tool descriptions: few, and the same every turn)."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._tool_vectors]
+        with self._tool_lock:
+            known = {t: self._tool_vectors[t] for t in texts if t in self._tool_vectors}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
-            self._tool_vectors.update(zip(missing, self.embedder.encode_documents(missing), strict=True))
-            while len(self._tool_vectors) > 10_000:
-                self._tool_vectors.pop(next(iter(self._tool_vectors)))
+            known.update(zip(missing, self.embedder.encode_documents(missing), strict=True))
+            with self._tool_lock:
+                self._tool_vectors.update((t, known[t]) for t in missing)
+                while len(self._tool_vectors) > 10_000:
+                    self._tool_vectors.pop(next(iter(self._tool_vectors)))
         asked = np.asarray(self.embedder.encode_query(query), dtype=np.float32)
         out = []
         for text in texts:
-            vector = np.asarray(self._tool_vectors[text], dtype=np.float32)
+            vector = np.asarray(known[text], dtype=np.float32)
             norm = float(np.linalg.norm(asked) * np.linalg.norm(vector))
             out.append(float(asked @ vector) / norm if norm else 0.0)
         return out

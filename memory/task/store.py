@@ -26,6 +26,8 @@ _ITEM = (
     "FROM task_items i JOIN tasks t ON t.namespace = i.namespace AND t.task_id = i.task_id "
 )
 _NO_METADATA: Mapping[str, Any] = MappingProxyType({})
+_REF = "offload_ref"  # the metadata key under which an item added with `ref` keeps it
+_REF_OF = f"json_extract(i.metadata, '$.{_REF}')"
 _LIVE = "t.expires_at > :now AND (i.expires_at IS NULL OR i.expires_at > :now)"
 # Recall never reads an offloaded item's full text, only the head form stored with its count.
 _CANDIDATE = (
@@ -91,13 +93,13 @@ class TaskMemory:
         task_expiry = to_iso(moment + timedelta(seconds=self._config.default_ttl_s))
         item_expiry = to_iso(moment + timedelta(seconds=ttl)) if ttl is not None else None
         if ref is not None:
-            meta = policy.encode_metadata({**(metadata or {}), "ref": ref})
+            meta = policy.encode_metadata({**(metadata or {}), _REF: ref})
         with self._store.transaction() as db:
             if ref is not None:
                 known = db.execute(
                     "SELECT i.key, i.offloaded, i.tokens, i.expires_at, t.expires_at FROM task_items i JOIN tasks t "
                     "ON t.namespace = i.namespace AND t.task_id = i.task_id WHERE i.namespace = :namespace "
-                    f"AND i.task_id = :task_id AND json_extract(i.metadata, '$.ref') = :ref AND {_LIVE}",
+                    f"AND i.task_id = :task_id AND {_REF_OF} = :ref AND {_LIVE}",
                     {"namespace": namespace, "task_id": task_id, "ref": ref, "now": now}).fetchone()
                 if known is not None:
                     key, was_offloaded, size, own, task_end = known
@@ -150,9 +152,9 @@ class TaskMemory:
         """The keys of the task's live items that were added with a `ref`, by ref (one read for a whole turn)."""
         now = self._enter(namespace, task_id)
         rows = self._store.db.execute(
-            "SELECT json_extract(i.metadata, '$.ref'), i.key FROM task_items i JOIN tasks t "
+            f"SELECT {_REF_OF}, i.key FROM task_items i JOIN tasks t "
             "ON t.namespace = i.namespace AND t.task_id = i.task_id WHERE i.namespace = :namespace "
-            f"AND i.task_id = :task_id AND json_extract(i.metadata, '$.ref') IS NOT NULL AND {_LIVE}",
+            f"AND i.task_id = :task_id AND {_REF_OF} IS NOT NULL AND {_LIVE}",
             {"namespace": namespace, "task_id": task_id, "now": now}).fetchall()
         return {ref: key for ref, key in rows}
 
@@ -184,7 +186,7 @@ class TaskMemory:
         now = self._enter(namespace, task_id)
         terms = ranking.query_terms(query_terms)
         params = {"namespace": namespace, "task_id": task_id, "now": now}
-        own = "" if with_refs else " AND json_extract(i.metadata, '$.ref') IS NULL"
+        own = "" if with_refs else f" AND {_REF_OF} IS NULL"
         rows = self._store.db.execute(
             _CANDIDATE + f"WHERE i.namespace = :namespace AND i.task_id = :task_id AND {_LIVE}{own} UNION ALL "
             + _CANDIDATE + f"WHERE i.namespace = :namespace AND i.kind = 'result' AND {_LIVE} AND i.task_id IN "
