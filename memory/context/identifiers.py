@@ -46,18 +46,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 def identifiers(text: str) -> tuple[Identifier, ...]:
     """The identifiers of `text` in order of appearance, each once (the first kind that claims it wins)."""
-    taken: list[tuple[int, int]] = []
+    claimed = bytearray(len(text))  # 1 where an earlier pattern took the character
     found: list[tuple[int, Identifier]] = []
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(text):
             start, end = match.span()
-            if any(start < e and s < end for s, e in taken):
+            if any(claimed[start:end]):
                 continue
             value = next((g for g in match.groups() if g), None) if match.groups() else None
             shown = (value or match.group(0)).strip()
             if not shown or (kind == "number" and len(shown) < 2):
                 continue  # a lone digit ("step 2") says too little to be worth keeping verbatim
-            taken.append((start, end))
+            claimed[start:end] = b"\x01" * (end - start)
             found.append((start, Identifier(kind, shown)))
     seen: set[str] = set()
     out = []
