@@ -198,26 +198,8 @@ class Assembler:
                             "out (not summarised)")
 
         head = [*turn.system, *constraints[:1]]
-        restate = constraints[1:] if before else []
-        if cfg.retrieval_position == "before_history":
-            out = [*head, *retrieval, *before, *restate, *user, *tail]
-        else:  # after the history: the history then belongs to what a provider's prompt cache can reuse
-            out = [*head, *before, *retrieval, *restate, *user, *tail]
-        kept_history = [*before, *tail]
-        tokens = {
-            "system": fixed["system"],
-            "tools": tools_tokens,
-            "constraints": self._tokens([*constraints[:1], *restate]),
-            "retrieval": self._tokens(retrieval),
-            "history": self._tokens([m for m in kept_history if m.role != "tool"]),
-            "tool_results": self._tokens([m for m in kept_history if m.role == "tool"]),
-            "current": fixed["current"],
-        }
-        tokens["total"] = sum(tokens.values())
-        counted = self._tokens(out) + REPLY_PRIMING + tools_tokens
-        if counted != tokens["total"] or counted > window.available:  # each step keeps its share: a defect
-            raise RuntimeError(f"context assembly miscounted: {counted} tokens sent, {tokens['total']} reported, "
-                               f"{window.available} available")
+        out, tokens = self._written(turn.system, constraints[:1], constraints[1:] if before else [], retrieval,
+                                    before, user, tail, cfg.retrieval_position, tools_tokens, window.available)
         grants_out = {"tools": tools_grant + pinned_tools, "retrieval": grants["retrieval"], **share}
         report = ContextReport(
             budget=window, tokens=tokens, grants=grants_out, actions=tuple(sorted(actions, key=_action_order)),
@@ -226,6 +208,31 @@ class Assembler:
         return ContextResult(tuple(_dump(m) for m in out), tuple(dict(t.schema) for t in kept_tools), report)
 
     # --- steps ---------------------------------------------------------------------------------------------
+
+    def _written(self, system: list[Message], block: list[Message], restate: list[Message],
+                 retrieval: list[Message], before: list[Message], user: list[Message], tail: list[Message],
+                 position: str, tools_tokens: int, available: int) -> tuple[list[Message], dict[str, int]]:
+        """The messages in their order and their tokens per category, checked against what is sent."""
+        if position == "before_history":
+            out = [*system, *block, *retrieval, *before, *restate, *user, *tail]
+        else:  # after the history: the history then belongs to what a provider's prompt cache can reuse
+            out = [*system, *block, *before, *retrieval, *restate, *user, *tail]
+        history = [*before, *tail]
+        tokens = {
+            "system": self._tokens(system),
+            "tools": tools_tokens,
+            "constraints": self._tokens([*block, *restate]),
+            "retrieval": self._tokens(retrieval),
+            "history": self._tokens([m for m in history if m.role != "tool"]),
+            "tool_results": self._tokens([m for m in history if m.role == "tool"]),
+            "current": self._tokens(user) + REPLY_PRIMING,
+        }
+        tokens["total"] = sum(tokens.values())
+        counted = self._tokens(out) + REPLY_PRIMING + tools_tokens
+        if counted != tokens["total"] or counted > available:  # each step keeps its share: a defect
+            raise RuntimeError(f"context assembly miscounted: {counted} tokens sent, {tokens['total']} reported, "
+                               f"{available} available")
+        return out, tokens
 
     def _process(self, body: list[Message], chosen: Mapping[str, str],
                  offload: Callable[[Message, str], str]) -> tuple[list[Message], list[Action]]:
