@@ -3,7 +3,8 @@
 The parts: the budget formula (budget); the chat messages, checked and grouped so that a tool call and its
 answers move together (messages); how the budget is shared (allocation); tool schemas, counted and chosen
 (tools); old or oversized tool results behind a reference (tool_results); earlier turns' ephemeral messages
-dropped (ephemeral); tool-output processors (processors); the constraints block (constraints).
+dropped (ephemeral); tool-output processors (processors); the constraints block (constraints). For compaction
+(issue 19, not yet part of assembly): identifiers kept verbatim (identifiers) and the extractive summary (summary).
 """
 
 from memory.context.assemble import Assembler
