@@ -126,13 +126,8 @@ def _context(args: argparse.Namespace) -> int:
         if isinstance(session, Remote):
             answer = session.context(body)
         else:
-            filters = request.filters.model_dump(exclude_none=True) if request.filters else None
-            answer = ContextPublic.of(session.context(
-                request.namespace, request.messages, window=request.window, task_id=request.task_id,
-                tools=request.tools, system=request.system, query=request.query,
-                output_reserve=request.output_reserve, safety_margin=request.safety_margin,
-                allocation=request.allocation, recall=request.recall, filters=filters, min_score=request.min_score,
-                ephemeral_tools=request.ephemeral_tools, processors=request.processors)).model_dump(mode="json")
+            answer = ContextPublic.of(session.context(request.namespace, request.messages, **request.options())
+                                      ).model_dump(mode="json")
     print(json.dumps(answer["report"] if args.report else answer, ensure_ascii=False, indent=2))
     return 0
 

@@ -15,12 +15,7 @@ router = APIRouter(prefix="/v1", tags=["context"])
 def context(body: ContextRequest, memory: MemoryDep, access: AccessDep, metrics: MetricsDep) -> Response:
     """The messages and tools to send this turn, inside `window` tokens, and a report of where every token went."""
     namespace = access.namespace(body.namespace)
-    filters = body.filters.model_dump(exclude_none=True) if body.filters else None
-    result = memory.context(
-        namespace, body.messages, window=body.window, task_id=body.task_id, tools=body.tools, system=body.system,
-        query=body.query, output_reserve=body.output_reserve, safety_margin=body.safety_margin,
-        allocation=body.allocation, recall=body.recall, filters=filters, min_score=body.min_score,
-        ephemeral_tools=body.ephemeral_tools, processors=body.processors)
+    result = memory.context(namespace, body.messages, **body.options())
     report = result.report
     for category, tokens in report.tokens.items():
         if category != "total":

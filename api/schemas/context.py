@@ -71,6 +71,16 @@ class ContextRequest(RequestModel):
         description='tool name -> processor for its results ("none" keeps them as they are); others are chosen '
                     "by their content")
 
+    def options(self) -> dict[str, Any]:
+        """Memory.context's keyword arguments for this request (the route and the CLI both call it with them)."""
+        return {
+            "window": self.window, "task_id": self.task_id, "tools": self.tools, "system": self.system,
+            "query": self.query, "output_reserve": self.output_reserve, "safety_margin": self.safety_margin,
+            "allocation": self.allocation, "recall": self.recall, "min_score": self.min_score,
+            "filters": self.filters.model_dump(exclude_none=True) if self.filters else None,
+            "ephemeral_tools": self.ephemeral_tools, "processors": self.processors,
+        }
+
 
 class BudgetPublic(BaseModel):
     """The window and what it leaves for the input: available = floor((window - output_reserve) * (1 - margin))."""
