@@ -67,6 +67,7 @@ _POINTER_TOKENS = 24  # about what "[the whole result: task item <key>]" costs
 _OBSERVED_SIZE = 20_000  # user messages whose facts were observed, remembered per process
 _COSTS_SIZE = 200_000  # messages whose token count is remembered
 _SELECTED_SIZE = 10_000  # tasks whose last tool selection is remembered
+_REDUCTIONS_SIZE = 20_000  # tool results whose processed form is remembered
 
 
 @dataclass
@@ -189,7 +190,8 @@ class Assembler:
             history_cost + results_cost, grants["history"] + grants["tool_results"]) if wants_recall else 0)
         room = spare - self._tokens(retrieval)
         share = allocate(room, weights, {"history": history_cost, "tool_results": results_cost})
-        before, tail, more = self._fit_history(before, tail, share, room, window.available, offload)
+        before, tail, more = self._fit_history(before, tail, share, room, window.available, offload,
+                                               {a.index for a in pruned if a.kind == "pruned"})
         actions += more
         gone = [a for a in more if a.kind == "truncated"]
         if gone:
@@ -284,7 +286,7 @@ class Assembler:
         if memo in self._reductions:
             return self._reductions[memo]
         done = process(tool, text, PROCESSORS, {tool: choice} if choice else None)
-        if len(self._reductions) >= _COSTS_SIZE // 10:
+        if len(self._reductions) >= _REDUCTIONS_SIZE:
             self._reductions.clear()
         self._reductions[memo] = done
         return done
@@ -348,10 +350,11 @@ class Assembler:
         return [Message(-1, "system", result.rendered.rstrip("\n"))], len(result.items)
 
     def _fit_history(self, before: list[Message], tail: list[Message], share: Mapping[str, int], room: int,
-                     available: int, offload: Callable[[Message, str], str],
+                     available: int, offload: Callable[[Message, str], str], replaced: set[int],
                      ) -> tuple[list[Message], list[Message], list[Action]]:
         """The history (before the latest user message, and the tool loop after it) within `room`: more tool
-        results behind references first, then the oldest units left out."""
+        results behind references first (not those in `replaced`, the message indexes already behind one), then
+        the oldest units left out."""
         actions: list[Action] = []
         history = [*before, *tail]
         results = sum(self._cost(m) for m in history if m.role == "tool")
@@ -366,7 +369,8 @@ class Assembler:
             # The most recent results were cut to their cap already and are what the agent works on: spared.
             recent = self._config.context.keep_tool_results
             answers = [i for i, m in enumerate(history) if m.role == "tool"]
-            spared = {i for i, m in enumerate(history) if m.pinned} | set(answers[-recent:] if recent else [])
+            spared = {i for i, m in enumerate(history) if m.pinned or m.index in replaced}
+            spared |= set(answers[-recent:] if recent else [])
             pruned, more = prune_oldest(history, self._counter, offload, -(-need // run) * run, spared)
             history = list(pruned)
             actions += [_tool_action(a) for a in more]

@@ -83,7 +83,8 @@ def prune_tool_results(messages: Sequence[Message], counter: TokenCounter, offlo
 
 def prune_oldest(messages: Sequence[Message], counter: TokenCounter, offload: Offload, need: int,
                  protected: Collection[int] = ()) -> tuple[tuple[Message, ...], tuple[ToolAction, ...]]:
-    """Placeholders for the oldest answers still verbatim until `need` tokens are saved (for a tight budget)."""
+    """Placeholders for the oldest answers until `need` tokens are saved (for a tight budget); `protected` holds
+    the positions to leave as they are (pinned ones, and those that are a placeholder already)."""
     names = _tool_names(messages)
     out = list(messages)
     actions: list[ToolAction] = []
@@ -91,7 +92,7 @@ def prune_oldest(messages: Sequence[Message], counter: TokenCounter, offload: Of
     for i, message in enumerate(messages):
         if saved >= need:
             break
-        if message.role != "tool" or i in protected or _is_placeholder(message.content):
+        if message.role != "tool" or i in protected:
             continue
         tokens = counter.count(message.content)
         action = _placeholder(message, names.get(message.tool_call_id or "", "a tool"), tokens, counter, offload)
@@ -110,10 +111,6 @@ def _placeholder(message: Message, tool: str, tokens: int, counter: TokenCounter
 
 def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
     return {call.id: call.name for m in messages for call in m.tool_calls}
-
-
-def _is_placeholder(text: str) -> bool:
-    return text.startswith("[result of ") and text.endswith("]") and "\n" not in text
 
 
 def _due(messages: Sequence[Message], counter: TokenCounter, older: list[int], recent: set[int],
