@@ -331,10 +331,39 @@ def _ingest_jobs(db: sqlite_utils.Database) -> None:
     )
 
 
-SCHEMA_VERSION = 7
+def _task_summaries(db: sqlite_utils.Database) -> None:
+    """The compaction summaries of each task, one row per version (memory.task.summaries): each compaction writes
+    a new version, so what an older one kept or dropped can be traced. They go with their task."""
+    db.executescript(
+        """
+        BEGIN;
+        CREATE TABLE IF NOT EXISTS task_summaries (
+            namespace TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            first INTEGER NOT NULL,  -- the message indexes covered, both included
+            last INTEGER NOT NULL,
+            digest TEXT NOT NULL,  -- the caller's hash of the covered messages
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            covered_tokens INTEGER NOT NULL,
+            sections TEXT NOT NULL DEFAULT '{}',  -- {section name: [item, ...]}
+            dropped TEXT NOT NULL DEFAULT '[]',  -- [{"text", "reason"}, ...]
+            "references" TEXT NOT NULL DEFAULT '[]',  -- [task item key, ...]
+            summariser TEXT NOT NULL,  -- 'extractive' or 'model:<name>'
+            PRIMARY KEY (namespace, task_id, version)
+        );
+        COMMIT;
+        """
+    )
+
+
+SCHEMA_VERSION = 8
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (1, _v1), (2, _v2), (3, _v3), (4, _v4),
     (5, _turn_conversations),
     (6, _lexical_namespaces),
     (7, _ingest_jobs),
+    (8, _task_summaries),
 )

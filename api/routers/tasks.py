@@ -1,8 +1,8 @@
-"""/v1/tasks: scratch items, reading offloaded items back, ending a task, promoting items."""
+"""/v1/tasks: scratch items, reading offloaded items back, compaction summaries, ending a task, promoting items."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from api.deps import AccessDep, MemoryDep
 from api.schemas.base import NamespaceQuery, TaskIdPath
@@ -14,6 +14,9 @@ from api.schemas.tasks import (
     TaskItemList,
     TaskItemPublic,
     TaskPage,
+    TaskSummaryBrief,
+    TaskSummaryList,
+    TaskSummaryPublic,
 )
 
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
@@ -42,6 +45,21 @@ def read_item(task_id: TaskIdPath, key: str, memory: MemoryDep, access: AccessDe
     """An item's full text, or with `page` one page of `page_tokens` tokens."""
     return TaskPage.of(memory.tasks.read(access.namespace(namespace), task_id, key, page=page,
                                          page_tokens=page_tokens))
+
+
+@router.get("/{task_id}/summaries", response_model=TaskSummaryList)
+def list_summaries(task_id: TaskIdPath, memory: MemoryDep, access: AccessDep,
+                   namespace: NamespaceQuery) -> TaskSummaryList:
+    """Every version of the task's compaction summary, oldest first, without their text."""
+    versions = memory.tasks.summaries(access.namespace(namespace), task_id)
+    return TaskSummaryList(summaries=[TaskSummaryBrief.of(v) for v in versions])
+
+
+@router.get("/{task_id}/summaries/{version}", response_model=TaskSummaryPublic)
+def read_summary(task_id: TaskIdPath, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery,
+                 version: int = Path(ge=1)) -> TaskSummaryPublic:
+    """One whole version of the task's compaction summary: its text, sections, what it dropped and referenced."""
+    return TaskSummaryPublic.of(memory.tasks.summary(access.namespace(namespace), task_id, version))
 
 
 @router.delete("/{task_id}")

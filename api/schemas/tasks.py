@@ -7,10 +7,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from api.schemas.base import Kind, Namespace, RequestModel, TaskId
-from memory.task import AddedItem, Page, TaskItem
+from memory.task import AddedItem, Page, SummaryVersion, TaskItem
 from memory.task.policy import MAX_TTL_S
 
-__all__ = ["PromoteRequest", "TaskItemAdded", "TaskItemCreate", "TaskItemList", "TaskItemPublic", "TaskPage"]
+__all__ = [
+    "PromoteRequest", "TaskItemAdded", "TaskItemCreate", "TaskItemList", "TaskItemPublic", "TaskPage",
+    "TaskSummaryBrief", "TaskSummaryList", "TaskSummaryPublic",
+]
 
 
 class TaskItemCreate(RequestModel):
@@ -93,3 +96,56 @@ class PromoteRequest(RequestModel):
     keys: list[str] = Field(min_length=1)
     project: str | None = None
     tags: list[str] = []
+
+
+class TaskSummaryBrief(BaseModel):
+    """One version of a task's compaction summary, without its text: `dropped` counts what it left out."""
+
+    version: int
+    created_at: str
+    first: int
+    last: int
+    tokens: int
+    covered_tokens: int
+    dropped: int
+    summariser: str
+
+    @classmethod
+    def of(cls, summary: SummaryVersion) -> TaskSummaryBrief:
+        """From a library record."""
+        return cls(version=summary.version, created_at=summary.created_at, first=summary.first, last=summary.last,
+                   tokens=summary.tokens, covered_tokens=summary.covered_tokens, dropped=len(summary.dropped),
+                   summariser=summary.summariser)
+
+
+class TaskSummaryList(BaseModel):
+    """Every version of a task's compaction summary, oldest first."""
+
+    summaries: list[TaskSummaryBrief]
+
+
+class TaskSummaryPublic(BaseModel):
+    """One whole version of a task's compaction summary: messages[first] to messages[last] as `text`."""
+
+    version: int
+    created_at: str
+    first: int
+    last: int
+    digest: str
+    text: str
+    tokens: int
+    covered_tokens: int
+    sections: dict[str, list[str]]
+    dropped: list[dict[str, str]]
+    references: list[str]
+    summariser: str
+
+    @classmethod
+    def of(cls, summary: SummaryVersion) -> TaskSummaryPublic:
+        """From a library record."""
+        return cls(version=summary.version, created_at=summary.created_at, first=summary.first, last=summary.last,
+                   digest=summary.digest, text=summary.text, tokens=summary.tokens,
+                   covered_tokens=summary.covered_tokens,
+                   sections={name: list(entries) for name, entries in summary.sections.items()},
+                   dropped=[dict(entry) for entry in summary.dropped], references=list(summary.references),
+                   summariser=summary.summariser)

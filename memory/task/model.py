@@ -1,4 +1,4 @@
-"""What the task tier hands out: frozen records of items, additions and pages."""
+"""What the task tier hands out: frozen records of items, additions, pages and compaction summaries."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["KINDS", "AddedItem", "Page", "TaskItem"]
+__all__ = ["KINDS", "AddedItem", "Page", "SummaryVersion", "TaskItem"]
 
 # The kinds an item may have; `result` is special: it is the one kind a parent task sees of its sub-tasks.
 KINDS: tuple[str, ...] = ("tool_result", "note", "plan", "todo", "result", "observation", "error", "summary")
@@ -54,3 +54,28 @@ class Page:
     pages: int
     tokens: int
     total_tokens: int
+
+
+@dataclass(frozen=True)
+class SummaryVersion:
+    """One version of a task's compaction summary: messages[first..last] (both included) as `text`.
+
+    `digest` is the caller's hash of the covered messages, `covered_tokens` their size; `sections` maps a section
+    name to its items, `dropped` lists what was left out (`{"text", "reason"}`), `references` the task items that
+    hold whole texts, `summariser` is "extractive" or "model:<name>".
+    """
+
+    namespace: str
+    task_id: str
+    version: int
+    created_at: str
+    first: int
+    last: int
+    digest: str
+    text: str
+    tokens: int
+    covered_tokens: int
+    sections: Mapping[str, tuple[str, ...]]
+    dropped: tuple[Mapping[str, str], ...]
+    references: tuple[str, ...]
+    summariser: str

@@ -1,4 +1,5 @@
-"""TaskMemory: per-task scratch items in SQLite, with expiry, one-shot items, offloading and sub-tasks."""
+"""TaskMemory: per-task scratch items in SQLite, with expiry, one-shot items, offloading and sub-tasks, and each
+task's versioned compaction summaries."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from memory.limits import check_length, check_metadata, parse_metadata
 from memory.snippet import Snippet
 from memory.store import Store
 from memory.task import policy, ranking, tree
-from memory.task.model import AddedItem, Page, TaskItem
+from memory.task import summaries as summary_sql  # as: TaskMemory.summaries is a method
+from memory.task.model import AddedItem, Page, SummaryVersion, TaskItem
 from memory.task.pages import first_page, forget_pages, page_ends
 from memory.tokens import TokenCounter
 
@@ -201,8 +203,72 @@ class TaskMemory:
         snippets.sort(key=lambda s: (-s.score, s.id))
         return snippets
 
+    def add_summary(
+        self,
+        namespace: str,
+        task_id: str,
+        *,
+        first: int,
+        last: int,
+        digest: str,
+        text: str,
+        tokens: int,
+        covered_tokens: int,
+        sections: Mapping[str, Sequence[str]],
+        dropped: Sequence[Mapping[str, str]] = (),
+        references: Sequence[str] = (),
+        summariser: str = "extractive",
+        parent_task_id: str | None = None,
+    ) -> SummaryVersion:
+        """Store the task's next compaction summary: version 1, then one more than its highest on every call.
+
+        It covers messages[first] to messages[last] (both included). The task opens or its expiry slides as on
+        `add` (no item number is used), and the summaries go with the task when it ends or expires.
+        """
+        policy.check_namespace(namespace)
+        policy.check_task_id(task_id)
+        values = summary_sql.prepare(first=first, last=last, digest=digest, text=text, tokens=tokens,
+                                   covered_tokens=covered_tokens, sections=sections, dropped=dropped,
+                                   references=references, summariser=summariser, limits=self._limits)
+        if parent_task_id is not None:
+            policy.check_task_id(parent_task_id, "parent_task_id")
+        moment = self._clock()
+        now = to_iso(moment)
+        expiry = to_iso(moment + timedelta(seconds=self._config.default_ttl_s))
+        with self._store.transaction() as db:
+            tree.open_task(db, namespace, task_id, parent_task_id, now, expiry, numbered=False)
+            return summary_sql.insert(db, namespace, task_id, now, values)
+
+    def latest_summary(self, namespace: str, task_id: str) -> SummaryVersion | None:
+        """The newest summary of a live task; None when it has none, is unknown or expired (asked every turn)."""
+        now = self._enter(namespace, task_id)
+        return summary_sql.latest(self._store.db, namespace, task_id, now)
+
+    def summaries(self, namespace: str, task_id: str) -> list[SummaryVersion]:
+        """Every summary version of the task, oldest first (empty while it has none)."""
+        now = self._enter(namespace, task_id)
+        self._require_task(namespace, task_id, now)
+        return summary_sql.every(self._store.db, namespace, task_id, now)
+
+    def summary(self, namespace: str, task_id: str, version: int) -> SummaryVersion:
+        """One summary version of the task (versions count from 1)."""
+        number = policy.check_positive(version, "version")
+        now = self._enter(namespace, task_id)
+        self._require_task(namespace, task_id, now)
+        db = self._store.db
+        found = summary_sql.one(db, namespace, task_id, number, now)
+        if found is None:
+            held = summary_sql.versions(db, namespace, task_id)
+            has = ("it has no summary yet" if not held else f"its only version is {held[0]}" if len(held) == 1
+                   else f"its versions are {summary_sql.spans(held)}")
+            raise NotFoundError(
+                f"task {task_id!r} of namespace {namespace!r} has no summary version {number}; {has} — "
+                "ask for one of those"
+            )
+        return found
+
     def end_task(self, namespace: str, task_id: str) -> int:
-        """Remove the task, its sub-tasks (recursively) and all their items; the number of items removed."""
+        """Remove the task, its sub-tasks (recursively), all their items and summaries; the number of items removed."""
         policy.check_namespace(namespace)
         policy.check_task_id(task_id)
         with self._store.transaction() as db:
@@ -217,11 +283,14 @@ class TaskMemory:
         return removed
 
     def delete_namespace(self, namespace: str) -> int:
-        """Remove every task and item of a namespace; the number of items removed (0 for an unknown one)."""
+        """Remove every task, item and summary of a namespace; the number of items removed (0 for an unknown one)."""
         policy.check_namespace(namespace)
         with self._store.transaction() as db:
+            before = db.conn.total_changes
             removed = db.execute("DELETE FROM task_items WHERE namespace = ?", [namespace]).rowcount
-            if db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace]).rowcount or removed:
+            db.execute("DELETE FROM task_summaries WHERE namespace = ?", [namespace])
+            db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace])
+            if db.conn.total_changes > before:
                 self._store.erase_later(db)
         forget_pages()
         return removed
@@ -242,9 +311,10 @@ class TaskMemory:
         """Remove every expired task and item in every namespace; the number of items removed."""
         now = to_iso(self._clock())
         with self._store.transaction() as db:
+            before = db.conn.total_changes
             removed = tree.purge_all(db, now)
-            if removed:
-                self._store.erase_later(db)  # expired items' text must not stay in the WAL either
+            if db.conn.total_changes > before:  # a task may have expired with summaries but no items
+                self._store.erase_later(db)  # expired items' and summaries' text must not stay in the WAL either
             forget_pages()
         return removed
 
@@ -261,7 +331,10 @@ class TaskMemory:
         ).fetchone()[0]
         if stale:  # checked first so that reads do not queue for the write lock when nothing expired
             with self._store.transaction() as db:
+                before = db.conn.total_changes
                 tree.purge_task(db, namespace, task_id, now)
+                if db.conn.total_changes > before:
+                    self._store.erase_later(db)  # as purge_expired: what expired must leave the WAL too
         return now
 
     def _require_task(self, namespace: str, task_id: str, now: str) -> None:

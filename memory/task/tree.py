@@ -1,4 +1,5 @@
-"""The task tree in SQL: opening a task under a parent, walking sub-trees and ancestors, removing sub-trees."""
+"""The task tree in SQL: opening a task under a parent, walking sub-trees and ancestors, removing sub-trees
+(with their items and summaries)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,14 @@ _ANCESTORS = """
 
 
 def open_task(
-    db: sqlite_utils.Database, namespace: str, task_id: str, parent_task_id: str | None, now: str, expiry: str
+    db: sqlite_utils.Database, namespace: str, task_id: str, parent_task_id: str | None, now: str, expiry: str, *,
+    numbered: bool = True,
 ) -> tuple[int, str]:
-    """Create or refresh a task inside an add's transaction; its next item number and its expiry."""
+    """Create or refresh a task inside an add's transaction; its next item number and its expiry.
+
+    With `numbered` the number is claimed for the item being added; a write that adds no item (a summary) passes
+    False, so item keys stay consecutive.
+    """
     row = db.execute(
         "SELECT parent_task_id, expires_at FROM tasks WHERE namespace = ? AND task_id = ?", [namespace, task_id]
     ).fetchone()
@@ -47,9 +53,9 @@ def open_task(
             [parent_task_id, namespace, task_id],
         )
     seq, expires_at = db.execute(
-        "UPDATE tasks SET next_seq = next_seq + 1, expires_at = max(expires_at, ?) "
-        "WHERE namespace = ? AND task_id = ? RETURNING next_seq - 1, expires_at",
-        [expiry, namespace, task_id],
+        "UPDATE tasks SET next_seq = next_seq + ?, expires_at = max(expires_at, ?) "
+        "WHERE namespace = ? AND task_id = ? RETURNING next_seq - ?, expires_at",
+        [int(numbered), expiry, namespace, task_id, int(numbered)],
     ).fetchone()
     slide_ancestors(db, namespace, task_id, expiry, now)
     return int(seq), str(expires_at)
@@ -77,11 +83,12 @@ def slide_ancestors(db: sqlite_utils.Database, namespace: str, task_id: str, exp
 
 
 def delete_tree(db: sqlite_utils.Database, namespace: str, task_id: str) -> int:
-    """Remove a task, its descendants and all their items; the number of items removed."""
+    """Remove a task, its descendants and all their items and summaries; the number of items removed."""
     params = {"namespace": namespace, "task_id": task_id}
     removed = db.execute(
         f"DELETE FROM task_items WHERE namespace = :namespace AND task_id IN ({_SUBTREE})", params
     ).rowcount
+    db.execute(f"DELETE FROM task_summaries WHERE namespace = :namespace AND task_id IN ({_SUBTREE})", params)
     db.execute(f"DELETE FROM tasks WHERE namespace = :namespace AND task_id IN ({_SUBTREE})", params)
     return removed
 

@@ -160,6 +160,10 @@ def test_ending_a_task_leaves_no_trace(module_client: TestClient, module_memory:
                                                                  "parent_task_id": "zorb7task"})),
     ]
     _ok(module_client.post("/v1/tasks/other/items", json={"namespace": "del-t", "kind": "note", "text": "zorb7other"}))
+    for task in ("zorb7task", "zorb7sub"):
+        module_memory.tasks.add_summary("del-t", task, first=0, last=4, digest="zorb7digest", text="The zorb7summ plan.",
+                                        tokens=5, covered_tokens=80, sections={"Open": ["zorb7sect"]},
+                                        dropped=[{"text": "zorb7drop", "reason": "noise"}], references=["zorb7ref"])
     assert added[1]["offloaded"]
     page = _ok(module_client.get(f"/v1/tasks/zorb7task/items/{added[1]['key']}",
                                  params={"namespace": "del-t", "page": 2, "page_tokens": 50}))
@@ -168,7 +172,8 @@ def test_ending_a_task_leaves_no_trace(module_client: TestClient, module_memory:
 
     assert _ok(module_client.delete("/v1/tasks/zorb7task", params={"namespace": "del-t"}))["deleted"] == 3
 
-    _nowhere(module_memory, "zorb7task", "zorb7sub", "zorb7plan", "zorb7long1", "zorb7tool")
+    _nowhere(module_memory, "zorb7task", "zorb7sub", "zorb7plan", "zorb7long1", "zorb7tool", "zorb7summ", "zorb7sect",
+             "zorb7drop", "zorb7ref", "zorb7digest")
     assert page_ends.cache_info().currsize == 0, "the page cache still holds the deleted item's text"
     for task in ("zorb7task", "zorb7sub"):
         assert module_client.get(f"/v1/tasks/{task}/items", params={"namespace": "del-t"}).status_code == 404
@@ -185,6 +190,8 @@ def test_deleting_a_namespace_leaves_no_trace(module_client: TestClient, module_
                                                                                  "speaker": "Ann"}]}))
     _ok(module_client.post("/v1/facts/pin", json={"namespace": ns, "text": "Never use zorb7fact."}))
     _ok(module_client.post("/v1/tasks/t1/items", json={"namespace": ns, "kind": "plan", "text": "zorb7item"}))
+    module_memory.tasks.add_summary(ns, "t1", first=0, last=1, digest="d", text="The zorb7nssumm plan.", tokens=5,
+                                    covered_tokens=40, sections={"Done": ["zorb7nssect"]})
     _ok(module_client.post("/v1/documents", json={"namespace": "zorb7ns-keep", "text": "The zorb7kept plan."}))
     _recall(module_client, ns, "zorb7doc zorb7pet", task_id="t1")  # warms the vector handle cache for the namespace
     assert collection_name(ns) in module_memory.store.collection_names()
@@ -194,7 +201,8 @@ def test_deleting_a_namespace_leaves_no_trace(module_client: TestClient, module_
     assert counts == {"facts": 1, "task_items": 1, "documents": 2}
 
     assert traces(module_memory, ns, whole=True) == [], "rows still name the namespace"
-    _nowhere(module_memory, namespace_token(ns), collection_name(ns), "zorb7doc", "zorb7pet", "zorb7fact", "zorb7item")
+    _nowhere(module_memory, namespace_token(ns), collection_name(ns), "zorb7doc", "zorb7pet", "zorb7fact", "zorb7item",
+             "zorb7nssumm", "zorb7nssect")
     assert collection_name(ns) not in module_memory.store.collection_names()
     assert ns not in module_memory.experience._vectors._handles  # the handle cache forgot it too
     for term in ("zorb7doc", "zorb7pet"):

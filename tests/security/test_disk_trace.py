@@ -104,6 +104,7 @@ def _namespace(memory: Memory, client: TestClient, marker: str, keep: str) -> tu
         {"text": f"My pet is called {marker}.", "speaker": "Ann"}]}))
     _ok(client.post("/v1/facts/pin", json={"namespace": ns, "text": f"Never use {marker}."}))
     _ok(client.post("/v1/tasks/zqtaskgone/items", json={"namespace": ns, "kind": "plan", "text": f"Step {marker}."}))
+    _summary(memory, ns, "zqtaskgone", marker)
     memory.add_document("kept", f"The plan {keep} stays.", doc_id="zqdockept")
     memory.recall(ns, f"vault {marker}")  # warms the namespace's handles, as a live service has them
     needles = [marker, ns, namespace_token(ns), collection_name(ns), "zqdocgone", "zqtaskgone",
@@ -127,11 +128,19 @@ def _facts_of_namespace(memory: Memory, client: TestClient, marker: str,
     return [marker], lambda: _ok(client.delete("/v1/facts", params={"namespace": "zqnsgone"}))
 
 
+def _summary(memory: Memory, namespace: str, task_id: str, marker: str) -> None:
+    memory.tasks.add_summary(namespace, task_id, first=0, last=2, digest="d", text=f"Summary: {marker} so far.",
+                             tokens=6, covered_tokens=90, sections={"Open": [f"Finish {marker}."]},
+                             dropped=[{"text": f"{marker} chatter", "reason": "noise"}])
+
+
 def _task(memory: Memory, client: TestClient, marker: str, keep: str) -> tuple[list[str], Callable[[], Any]]:
     long = " ".join(f"{marker}{i}" for i in range(300))  # offloaded: kept whole, recalled as a head
     for task, kind, text in (("zqtaskgone", "plan", f"First {marker} step."), ("zqtaskgone", "tool_result", long),
                              ("other", "note", f"Keep {keep}.")):
         _ok(client.post(f"/v1/tasks/{task}/items", json={"namespace": "ns", "kind": kind, "text": text}))
+    _summary(memory, "ns", "zqtaskgone", marker)
+    _summary(memory, "ns", "zqtaskgone", marker)  # a second version
     return [marker, "zqtaskgone"], lambda: _ok(client.delete("/v1/tasks/zqtaskgone", params={"namespace": "ns"}))
 
 

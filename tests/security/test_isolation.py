@@ -42,7 +42,8 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[World]:
-    """Keys a and b, each holding a document, a conversation turn, a pinned fact and a task item of its own."""
+    """Keys a and b, each holding a document, a conversation turn, a pinned fact and a task item of its own (b's
+    task a compaction summary too)."""
     config = make_config(tmp_path_factory.mktemp("isolation"), **{"key-a-1f9c": ["a"], "key-b-77e2": ["b"]})
     with Memory(config, embedder=embedder) as memory:
         app = create_app(config, memory)
@@ -64,6 +65,9 @@ def world(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Itera
         ok(client.post("/v1/documents", headers=A, json={
             "namespace": "a", "doc_id": "a-plan", "project": "vault",
             "text": "The loader formula is documented in the vault of namespace a."}))
+        memory.tasks.add_summary("b", "tb", first=0, last=3, digest="sha256:b", text=f"The {SECRET} plan so far.",
+                                 tokens=8, covered_tokens=120, sections={"Open": [f"Move the {SECRET} formula."]},
+                                 dropped=[{"text": "hunter2", "reason": "a secret"}], references=[b_key])
         a_key = ok(client.post("/v1/tasks/ta/items", headers=A, json={
             "namespace": "a", "kind": "plan", "text": "Read the loader formula."}))["key"]
         job = client.post("/v1/documents?background=true", headers=B, json={
@@ -113,6 +117,9 @@ def _probes(w: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
             {"path": {"task_id": "tb", "key": w.b_key}, "params": na},
             {"path": {"task_id": "ta", "key": w.b_key}, "params": na},
             {"path": {"task_id": "tb", "key": w.b_key}, "params": {**nb, "page": 1, "page_tokens": 5}}],
+        ("GET", "/v1/tasks/{task_id}/summaries"): [{"path": {"task_id": "tb"}, "params": p} for p in (nb, na)],
+        ("GET", "/v1/tasks/{task_id}/summaries/{version}"): [{"path": {"task_id": "tb", "version": 1}, "params": p}
+                                                             for p in (nb, na)],
         ("DELETE", "/v1/tasks/{task_id}"): [{"path": {"task_id": "tb"}, "params": p} for p in (nb, na)],
         ("POST", "/v1/tasks/{task_id}/promote"): [{"path": {"task_id": "tb"}, "json": {**nb, "keys": [w.b_key]}},
                                                   {"path": {"task_id": "tb"}, "json": {**na, "keys": [w.b_key]}},

@@ -9,7 +9,7 @@ import pytest
 import memory.task
 
 MODULES = ["memory.task", "memory.task.model", "memory.task.policy", "memory.task.ranking", "memory.task.pages",
-           "memory.task.tree", "memory.task.store"]
+           "memory.task.tree", "memory.task.store", "memory.task.summaries"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -23,4 +23,4 @@ def test_all_names_exist_and_are_documented(name: str) -> None:
 
 
 def test_package_exports_the_tier() -> None:
-    assert set(memory.task.__all__) == {"KINDS", "AddedItem", "Page", "TaskItem", "TaskMemory"}
+    assert set(memory.task.__all__) == {"KINDS", "AddedItem", "Page", "SummaryVersion", "TaskItem", "TaskMemory"}
