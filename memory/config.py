@@ -35,6 +35,7 @@ __all__ = [
     "RecallConfig",
     "RetrievalConfig",
     "ServiceConfig",
+    "SummariserConfig",
     "TasksConfig",
     "TokenizerConfig",
     "load_config",
@@ -185,6 +186,21 @@ class ContextConfig:
     observe_max_tokens: int = 400
     restate_constraints: bool = True
     retrieval_position: str = "after_history"
+    compact: bool = True
+    compact_watermark: float = 0.70
+    keep_turns: int = 4
+    summary_share: float = 0.25
+
+
+@dataclass(frozen=True)
+class SummariserConfig:
+    """An optional model summariser for compaction (an OpenAI-compatible chat endpoint); off by default."""
+
+    enabled: bool = False
+    base_url: str = ""
+    model: str = ""
+    api_key: str = ""
+    timeout_s: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -236,6 +252,7 @@ class Config:
     facts: FactsConfig = field(default_factory=FactsConfig)
     tasks: TasksConfig = field(default_factory=TasksConfig)
     context: ContextConfig = field(default_factory=ContextConfig)
+    summariser: SummariserConfig = field(default_factory=SummariserConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     jobs: JobsConfig = field(default_factory=JobsConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
@@ -292,7 +309,7 @@ _POSITIVE = {
     ("limits", "max_text_chars"), ("limits", "max_query_chars"), ("limits", "max_budget"), ("limits", "max_batch"),
     ("limits", "max_metadata_depth"), ("limits", "max_metadata_bytes"),
     ("jobs", "background_chars"), ("jobs", "keep_finished_s"), ("context", "output_reserve"),
-    ("context", "tool_result_cap"), ("context", "observe_max_tokens"),
+    ("context", "tool_result_cap"), ("context", "observe_max_tokens"), ("summariser", "timeout_s"),
 }
 
 _UNIT_INTERVAL = {
@@ -302,12 +319,13 @@ _UNIT_INTERVAL = {
     ("retrieval", "dense_ceiling"), ("retrieval", "coverage_weight"), ("retrieval", "duplicate_similarity"),
     ("retrieval", "duplicate_penalty"), ("retrieval", "supersede_similarity"), ("retrieval", "neighbour_weight"),
     ("retrieval", "turn_context"), ("retrieval", "speaker_boost"), ("retrieval", "date_boost"),
+    ("context", "compact_watermark"), ("context", "summary_share"),
 }
 
 # 0 switches the feature off.
 _NON_NEGATIVE = {
     ("retrieval", "lexical_max_postings"), ("retrieval", "neighbour_seeds"), ("retrieval", "neighbour_hops"),
-    ("context", "keep_tool_results"), ("context", "prune_batch_tokens"),
+    ("context", "keep_tool_results"), ("context", "prune_batch_tokens"), ("context", "keep_turns"),
 }
 
 
@@ -511,6 +529,14 @@ def _check(config: Config, origin: str) -> None:
     if not 0.0 <= config.context.safety_margin <= 0.5:
         raise ConfigError(f"{origin}: context.safety_margin must be between 0 and 0.5, got "
                           f"{config.context.safety_margin!r}")
+    if config.context.summary_share >= config.context.compact_watermark:
+        raise ConfigError(f"{origin}: context.summary_share must be below context.compact_watermark (a summary "
+                          f"that fills the watermark would trigger the next compaction at once), got "
+                          f"{config.context.summary_share:g} / {config.context.compact_watermark:g}")
+    s = config.summariser
+    if s.enabled and not (s.base_url.startswith(("http://", "https://")) and s.model):
+        raise ConfigError(f"{origin}: summariser.enabled needs summariser.base_url (http:// or https://) and "
+                          "summariser.model")
     r = config.recall
     total = r.fact_share + r.task_share + r.experience_share
     if abs(total - 1.0) > 1e-6:

@@ -102,16 +102,18 @@ class Memory:
                 allocation: str | Mapping[str, float] | None = None, recall: bool = True,
                 filters: Mapping[str, Any] | None = None, min_score: float | None = None,
                 ephemeral_tools: Sequence[str] | None = None,
-                processors: Mapping[str, str] | None = None) -> ContextResult:
+                processors: Mapping[str, str] | None = None,
+                parent_task_id: str | None = None) -> ContextResult:
         """One agent turn fitted into `window` tokens: messages and tools to send, and a report of every token.
 
         memory.context.assemble says what is done, in which order; None takes the [context] setting.
+        `parent_task_id` makes the task a sub-task: its parent's context then sees only its `result` items.
         """
         return self._assembler.assemble(ContextRequest(
             namespace=namespace, messages=messages, window=window, task_id=task_id, output_reserve=output_reserve,
             safety_margin=safety_margin, allocation=allocation, system=system, tools=tools, query=query,
             recall=recall, filters=filters, min_score=min_score, ephemeral_tools=ephemeral_tools,
-            processors=processors))
+            processors=processors, parent_task_id=parent_task_id))
 
     def _recall_for_context(self, namespace: str, query: str, budget: int, task_id: str | None,
                               filters: Mapping[str, Any] | None, min_score: float | None) -> RecallResult:

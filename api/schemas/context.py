@@ -8,6 +8,7 @@ and checked by the library, for the same reason.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, WithJsonSchema
@@ -70,6 +71,9 @@ class ContextRequest(RequestModel):
         default=None, max_length=MAX_TOOLS,
         description='tool name -> processor for its results ("none" keeps them as they are); others are chosen '
                     "by their content")
+    parent_task_id: TaskId | None = Field(
+        default=None, description="makes task_id a sub-task of this task: the parent's context then sees only its "
+                                  "`result` items, never its history or summaries")
 
     def options(self) -> dict[str, Any]:
         """Memory.context's keyword arguments for this request (the route and the CLI both call it with them)."""
@@ -79,6 +83,7 @@ class ContextRequest(RequestModel):
             "allocation": self.allocation, "recall": self.recall, "min_score": self.min_score,
             "filters": self.filters.model_dump(exclude_none=True) if self.filters else None,
             "ephemeral_tools": self.ephemeral_tools, "processors": self.processors,
+            "parent_task_id": self.parent_task_id,
         }
 
 
@@ -92,11 +97,12 @@ class BudgetPublic(BaseModel):
 
 
 class TokensPublic(BaseModel):
-    """Tokens of what is sent, by category (cl100k, OpenAI's chat formula); the seven add up to `total`."""
+    """Tokens of what is sent, by category (cl100k, OpenAI's chat formula); the eight add up to `total`."""
 
     system: int
     tools: int
     constraints: int
+    summary: int = Field(description="the summary of the compacted history (0 when there is none)")
     retrieval: int
     history: int
     tool_results: int
@@ -117,6 +123,18 @@ class ActionPublic(BaseModel):
     detail: str | None = Field(description="the processor used, or the tools left out")
 
 
+class SummaryInUsePublic(BaseModel):
+    """The history summary sent with this turn: GET /v1/tasks/{task_id}/summaries/{version} shows it whole."""
+
+    version: int
+    first: int = Field(description="the first message it covers (its index in the request)")
+    last: int = Field(description="the last message it covers")
+    tokens: int
+    covered_tokens: int = Field(description="tokens of the messages it stands for")
+    created: bool = Field(description="whether this turn wrote it (a compaction) or reused the stored one")
+    summariser: str = Field(description='"extractive", or "model:<name>" when the optional model wrote it')
+
+
 class ContextReportPublic(BaseModel):
     """Where every token went: the budget, tokens by category, the shared categories' grants, every action, the
     hash of the cache-stable prefix (system prompt, tools, constraints) and warnings."""
@@ -130,6 +148,7 @@ class ContextReportPublic(BaseModel):
     retrieved: int = Field(description="memory items in the retrieval block")
     warnings: list[str]
     tools_left_out: list[str]
+    summary: SummaryInUsePublic | None = Field(description="the history summary in use, or null")
 
 
 class ContextPublic(BaseModel):
@@ -156,5 +175,6 @@ class ContextPublic(BaseModel):
                                   tokens_after=a.tokens_after, key=a.key, tool=a.tool, detail=a.detail)
                      for a in r.actions],
             prefix_hash=r.prefix_hash, task_id=r.task_id, retrieved=r.retrieved, warnings=list(r.warnings),
-            tools_left_out=list(r.tools_left_out))
+            tools_left_out=list(r.tools_left_out),
+            summary=SummaryInUsePublic(**dataclasses.asdict(r.summary)) if r.summary is not None else None)
         return cls(messages=list(result.messages), tools=list(result.tools), report=report)

@@ -30,12 +30,15 @@ from typing import Any, Protocol
 from memory.config import Config
 from memory.context import allocation
 from memory.context.budget import budget as make_budget
+from memory.context.compaction import boundary, digest, instructions, span_text, triggered
 from memory.context.constraints import block, concerns_this_task, restatement
 from memory.context.ephemeral import drop_ephemeral
 from memory.context.messages import PER_MESSAGE, REPLY_PRIMING, Message, group, message_tokens, parse_messages
-from memory.context.model import Action, ContextReport, ContextRequest, ContextResult
+from memory.context.model import Action, ContextReport, ContextRequest, ContextResult, SummaryInUse
 from memory.context.processors import PROCESSORS, Processed, process
 from memory.context.processors.backref import BackReferences
+from memory.context.summariser import ModelSummariser
+from memory.context.summary import summarise
 from memory.context.tool_results import ToolAction, prune_oldest, prune_tool_results
 from memory.context.tools import Similarity, Tool, canonical, parse_tools, select_tools
 from memory.errors import ValidationError
@@ -44,6 +47,7 @@ from memory.facts.records import FactRecord
 from memory.namespaces import check_namespace
 from memory.share import allocate
 from memory.task import TaskMemory
+from memory.task.model import SummaryVersion
 from memory.task.policy import check_task_id
 from memory.tokens import CachingCounter, TokenCounter
 
@@ -90,6 +94,7 @@ class Assembler:
         self._recall = recall
         self._config = config
         self._similarity = similarity
+        self._summariser = ModelSummariser(config.summariser, counter) if config.summariser.enabled else None
         self._costs: dict[Message, int] = {}
         self._reductions: dict[tuple[str, str], Processed | None] = {}
         self._item_ids: dict[str, tuple[str | None, ...] | None] = {}
@@ -116,6 +121,8 @@ class Assembler:
             raise ValidationError("system must be the system prompt as a non-empty string, or left out")
         task_id = check_task_id(request.task_id) if request.task_id is not None else _derived_task(messages,
                                                                                                   request.system)
+        if request.parent_task_id is not None:
+            check_task_id(request.parent_task_id, "parent_task_id")
         turn = _split(messages, request.system)
         query = _query(request.query, turn)
         actions: list[Action] = []
@@ -132,7 +139,7 @@ class Assembler:
         kept, dropped = drop_ephemeral([*turn.history, *turn.current], ephemeral_tools)
         actions += [Action("dropped_ephemeral", d.index, self._cost_of(messages, d.index), 0, tool=d.tool)
                     for d in dropped]
-        offload = _Offloads(self._tasks, request.namespace, task_id)
+        offload = _Offloads(self._tasks, request.namespace, task_id, request.parent_task_id)
         body, processed = self._process(list(kept), chosen, offload)
         actions += processed
         # A processed result pruned later points at its original, offloaded when it was processed.
@@ -186,10 +193,19 @@ class Assembler:
                             f"{', '.join(left_out)}")
 
         spare = rest - (tools_tokens - pinned_tools)
+        # The history's room when it wants all it may have: what the watermark and the summary's share are of.
+        most = allocate(spare, weights, {"history": spare, "tool_results": spare,
+                                         "retrieval": spare if wants_recall else 0})
+        summary, before, tail, in_use = self._compact(request, task_id, messages, before, user, tail,
+                                                       most["history"] + most["tool_results"], query, actions,
+                                                       warnings)
+        history_cost = self._tokens([m for m in [*summary, *before, *tail] if m.role != "tool"])
+        results_cost = self._tokens([m for m in [*before, *tail] if m.role == "tool"])
         retrieval, found = self._retrieval(request, task_id, query, spare - min(
             history_cost + results_cost, grants["history"] + grants["tool_results"]) if wants_recall else 0)
-        room = spare - self._tokens(retrieval)
-        share = allocate(room, weights, {"history": history_cost, "tool_results": results_cost})
+        room = spare - self._tokens(retrieval) - self._tokens(summary)
+        share = allocate(room, weights, {"history": history_cost - self._tokens(summary),
+                                         "tool_results": results_cost})
         before, tail, more = self._fit_history(before, tail, share, room, window.available, offload,
                                                {a.index for a in pruned if a.kind == "pruned"})
         actions += more
@@ -200,30 +216,35 @@ class Assembler:
                             "out (not summarised)")
 
         head = [*turn.system, *constraints[:1]]
-        out, tokens = self._written(turn.system, constraints[:1], constraints[1:] if before else [], retrieval,
-                                    before, user, tail, cfg.retrieval_position, tools_tokens, window.available)
+        # A summary that covers part of the tool loop after the latest user message comes after that message.
+        late = in_use is not None and in_use.last > at
+        out, tokens = self._written(turn.system, constraints[:1], constraints[1:] if before or summary else [],
+                                    retrieval, [] if late else summary, before, user, [*summary, *tail] if late
+                                    else tail, cfg.retrieval_position, tools_tokens, window.available)
         grants_out = {"tools": tools_grant + pinned_tools, "retrieval": grants["retrieval"], **share}
         report = ContextReport(
             budget=window, tokens=tokens, grants=grants_out, actions=tuple(sorted(actions, key=_action_order)),
             prefix_hash=_prefix_hash(head, kept_tools), task_id=task_id, retrieved=found,
-            warnings=tuple(warnings), tools_left_out=left_out)
+            warnings=tuple(warnings), tools_left_out=left_out, summary=in_use)
         return ContextResult(tuple(_dump(m) for m in out), tuple(dict(t.schema) for t in kept_tools), report)
 
     # --- steps ---------------------------------------------------------------------------------------------
 
     def _written(self, system: list[Message], block: list[Message], restate: list[Message],
-                 retrieval: list[Message], before: list[Message], user: list[Message], tail: list[Message],
-                 position: str, tools_tokens: int, available: int) -> tuple[list[Message], dict[str, int]]:
+                 retrieval: list[Message], summary: list[Message], before: list[Message], user: list[Message],
+                 tail: list[Message], position: str, tools_tokens: int,
+                 available: int) -> tuple[list[Message], dict[str, int]]:
         """The messages in their order and their tokens per category, checked against what is sent."""
         if position == "before_history":
-            out = [*system, *block, *retrieval, *before, *restate, *user, *tail]
+            out = [*system, *block, *retrieval, *summary, *before, *restate, *user, *tail]
         else:  # after the history: the history then belongs to what a provider's prompt cache can reuse
-            out = [*system, *block, *before, *retrieval, *restate, *user, *tail]
-        history = [*before, *tail]
+            out = [*system, *block, *summary, *before, *retrieval, *restate, *user, *tail]
+        history = [m for m in [*before, *tail] if not _is_summary(m)]
         tokens = {
             "system": self._tokens(system),
             "tools": tools_tokens,
             "constraints": self._tokens([*block, *restate]),
+            "summary": self._tokens([m for m in [*summary, *tail] if _is_summary(m)]),
             "retrieval": self._tokens(retrieval),
             "history": self._tokens([m for m in history if m.role != "tool"]),
             "tool_results": self._tokens([m for m in history if m.role == "tool"]),
@@ -293,9 +314,7 @@ class Assembler:
 
     def _constraints(self, request: ContextRequest, task_id: str, users: Sequence[Message]) -> list[FactRecord]:
         """The facts for the constraints block: pinned ones in force and those the user messages state."""
-        scopes = ["global", f"session:{task_id}"]
-        if request.filters and isinstance(request.filters.get("project"), str):
-            scopes.append(f"project:{request.filters['project']}")
+        scopes = _scopes(request, task_id)
         keys: set[tuple[str, str]] = set()
         if self._config.context.observe_facts:
             longest = self._config.context.observe_max_tokens
@@ -304,8 +323,7 @@ class Assembler:
                 # user's rules (bench/context_trace.py has one); the rules read the short ones.
                 if self._counter.count(message.content) <= longest:
                     keys |= self._observe(request.namespace, task_id, message)
-        return [f for f in self._facts.list(request.namespace, scopes=tuple(scopes))
-                if f.pinned or (f.scope, f.key) in keys]
+        return [f for f in self._facts.list(request.namespace, scopes=scopes) if f.pinned or (f.scope, f.key) in keys]
 
     def _observe(self, namespace: str, task_id: str, message: Message) -> frozenset[tuple[str, str]]:
         cache_key = (namespace, task_id, message.content)
@@ -348,6 +366,79 @@ class Assembler:
         if not result.rendered.strip():
             return [], 0
         return [Message(-1, "system", result.rendered.rstrip("\n"))], len(result.items)
+
+    def _compact(self, request: ContextRequest, task_id: str, messages: Sequence[Message], before: list[Message],
+                 user: list[Message], tail: list[Message], capacity: int, query: str, actions: list[Action],
+                 warnings: list[str]) -> tuple[list[Message], list[Message], list[Message], SummaryInUse | None]:
+        """[the summary message], the verbatim history before and after the latest user message, and the summary
+        in use: the stored one while the history is below the watermark, else a new version (memory.context.
+        compaction says when and how much)."""
+        cfg = self._config.context
+        if not cfg.compact:
+            return [], before, tail, None
+        namespace = request.namespace
+        overhead = PER_MESSAGE + self._counter.count("system")
+        budget = int(capacity * cfg.summary_share) - overhead
+        stored = self._tasks.latest_summary(namespace, task_id)
+        if stored is not None and (stored.last >= len(messages) or digest(messages, stored.last) != stored.digest):
+            warnings.append(f"the messages up to messages[{min(stored.last, len(messages) - 1)}] differ from those "
+                            f"summary version {stored.version} covers; the history is summarised afresh")
+            stored = None
+        covered = stored.last if stored is not None else -1
+        before = [m for m in before if m.index > covered or m.pinned]
+        tail = [m for m in tail if m.index > covered or m.pinned]
+        shown = [Message(-1, "system", stored.text, pinned=True)] if stored is not None else []
+        size = self._tokens([*shown, *before, *tail])
+        too_big = stored is not None and stored.tokens > budget  # the window shrank since it was written
+        if budget <= 0 or not (too_big or triggered(size, capacity, cfg.compact_watermark)):
+            return shown, before, tail, _in_use(stored, False)
+        units = [u for u in (*group(before), *group(tail)) if not any(m.pinned for m in u.messages)]
+        most = int((cfg.compact_watermark - cfg.summary_share) * capacity / 2)
+        cut = boundary(units, lambda u: self._tokens(u.messages), cfg.keep_turns, most)
+        if cut == 0 and not too_big:
+            return shown, before, tail, _in_use(stored, False)
+        span_at = {m.index for u in units[:cut] for m in u.messages}
+        last = max(span_at) if span_at else covered
+        original = [messages[i] for i in sorted(span_at)]
+        later = [m for m in [*before, *user, *tail] if m.index not in span_at]
+        first = stored.first if stored is not None else (original[0].index if original else 0)
+        upto = [m for m in messages[:last + 1] if m.role == "user" and not m.ephemeral]
+        facts = self._covered_facts(request, task_id, upto)
+        ref = digest(messages, last)
+        key = self._tasks.add(namespace, task_id, "note", span_text(original),
+                              metadata={"compacted": [original[0].index, last]} if original else None,
+                              ref=ref[:32], parent_task_id=request.parent_task_id).key if original else None
+        made = summarise(original, self._counter, budget, constraints=[f.text for f in facts],
+                         instructions=instructions(upto, [f.text for f in facts]),
+                         references=[key] if key else [], prior=stored.sections if stored else None,
+                         later=later, query=query, first=first, last=last)
+        name = "extractive"
+        if self._summariser is not None and original:
+            extractive = made
+            made, said = self._summariser.summarise(original, extractive, budget)
+            warnings += said
+            if made.text != extractive.text:
+                name = self._summariser.name
+        covered_tokens = self._tokens(original) + (stored.covered_tokens if stored is not None else 0)
+        version = self._tasks.add_summary(
+            namespace, task_id, first=first, last=last, digest=ref, text=made.text, tokens=made.tokens,
+            covered_tokens=covered_tokens, sections=made.sections,
+            dropped=tuple({"text": t, "reason": r} for t, r in made.dropped),
+            references=made.sections.get("References", ()), summariser=name, parent_task_id=request.parent_task_id)
+        actions.append(Action("compacted", original[0].index if original else first,
+                              self._tokens(original) + (stored.tokens + overhead if stored else 0),
+                              made.tokens + overhead, key, detail=f"summary version {version.version}"))
+        return ([Message(-1, "system", made.text, pinned=True)], [m for m in before if m.index not in span_at],
+                [m for m in tail if m.index not in span_at], _in_use(version, True))
+
+    def _covered_facts(self, request: ContextRequest, task_id: str, users: Sequence[Message]) -> list[FactRecord]:
+        """The facts in force that the covered user messages stated (as observed this turn) and the pinned ones."""
+        keys: set[tuple[str, str]] = set()
+        with self._lock:
+            for message in users:
+                keys |= self._observed.get((request.namespace, task_id, message.content), frozenset())
+        return [f for f in self._facts.list(request.namespace, scopes=_scopes(request, task_id))
+                if f.pinned or (f.scope, f.key) in keys]
 
     def _fit_history(self, before: list[Message], tail: list[Message], share: Mapping[str, int], room: int,
                      available: int, offload: Callable[[Message, str], str], replaced: set[int],
@@ -426,8 +517,9 @@ class Assembler:
 class _Offloads:
     """Puts a tool result's whole text in task memory, once per text: the same text gets the same key every turn."""
 
-    def __init__(self, tasks: TaskMemory, namespace: str, task_id: str) -> None:
+    def __init__(self, tasks: TaskMemory, namespace: str, task_id: str, parent_task_id: str | None) -> None:
         self._tasks = tasks
+        self._parent = parent_task_id
         self._namespace = namespace
         self._task_id = task_id
         self._known = tasks.refs(namespace, task_id)  # one read per turn, not one per result
@@ -440,8 +532,17 @@ class _Offloads:
         digest = ref.hexdigest()[:32]
         if digest not in self._known:
             self._known[digest] = self._tasks.add(self._namespace, self._task_id, "tool_result", message.content,
-                                                  metadata={"tool": tool, "message": message.index}, ref=digest).key
+                                                  metadata={"tool": tool, "message": message.index}, ref=digest,
+                                                  parent_task_id=self._parent).key
         return self._known[digest]
+
+
+def _scopes(request: ContextRequest, task_id: str) -> tuple[str, ...]:
+    """The fact scopes a turn reads: every conversation's, this task's, and the project's its filters name."""
+    scopes = ["global", f"session:{task_id}"]
+    if request.filters and isinstance(request.filters.get("project"), str):
+        scopes.append(f"project:{request.filters['project']}")
+    return tuple(scopes)
 
 
 def _split(messages: Sequence[Message], system: str | None) -> _Turn:
@@ -490,6 +591,18 @@ def _derived_task(messages: Sequence[Message], system: str | None) -> str:
     lead = [m.content for m in messages if m.role == "system"][:1]
     seed = "\0".join([system or "", *lead, first])
     return "ctx-" + hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _is_summary(message: Message) -> bool:
+    """The summary is the one message of ours that is pinned (the constraints and retrieval blocks are not)."""
+    return message.index == -1 and message.pinned
+
+
+def _in_use(version: SummaryVersion | None, created: bool) -> SummaryInUse | None:
+    if version is None:
+        return None
+    return SummaryInUse(version.version, version.first, version.last, version.tokens, version.covered_tokens,
+                        created, version.summariser)
 
 
 def _tool_action(action: ToolAction) -> Action:

@@ -8,11 +8,12 @@ from typing import Any, Literal
 
 from memory.context.budget import Budget
 
-__all__ = ["ACTION_KINDS", "Action", "ActionKind", "ContextReport", "ContextRequest", "ContextResult"]
+__all__ = ["ACTION_KINDS", "Action", "ActionKind", "ContextReport", "ContextRequest", "ContextResult", "SummaryInUse"]
 
-ActionKind = Literal["pruned", "offloaded", "processed", "dropped_ephemeral", "tools_selected", "truncated"]
+ActionKind = Literal["pruned", "offloaded", "processed", "dropped_ephemeral", "tools_selected", "compacted",
+                     "truncated"]
 ACTION_KINDS: tuple[ActionKind, ...] = ("pruned", "offloaded", "processed", "dropped_ephemeral", "tools_selected",
-                                        "truncated")
+                                        "compacted", "truncated")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,21 @@ class ContextRequest:
     min_score: float | None = None
     ephemeral_tools: Sequence[str] | None = None
     processors: Mapping[str, str] | None = None
+    parent_task_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SummaryInUse:
+    """The history summary this turn sends: its stored version (GET /v1/tasks/{task_id}/summaries/{version}),
+    the messages it covers, its tokens and theirs, and whether this turn wrote it."""
+
+    version: int
+    first: int
+    last: int
+    tokens: int
+    covered_tokens: int
+    created: bool
+    summariser: str = "extractive"
 
 
 @dataclass(frozen=True)
@@ -65,6 +81,7 @@ class ContextReport:
     retrieved: int = 0
     warnings: tuple[str, ...] = ()
     tools_left_out: tuple[str, ...] = field(default=())
+    summary: SummaryInUse | None = None
 
 
 @dataclass(frozen=True)

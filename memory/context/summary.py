@@ -1,17 +1,24 @@
 """An extractive summary of a span of history: a brief the next turn can work from, never a paraphrase.
 
 Fixed sections (seed 003 §3.3), in this order: *User constraints* (given by the caller: the facts the rules found
-in the span and the pinned ones, never rewritten or cut), *Open* (pending steps, errors), *Decisions*, *Done*
-(steps and their results), *Key data* (identifiers verbatim, memory.context.identifiers) and *References* (the
-task items holding the whole text). Sentences are picked by cue words in English and Chinese, in the order they
-were said; no model is called. The summary fits `budget` tokens: constraints first, then references, then the
-other sections' items in the order above while they fit (issue 19 builds compaction on this).
+in the span, the pinned ones and what the user said as a rule in passing; never rewritten or cut), *Open* (pending
+steps, errors), *Decisions*, *Done* (steps and their results), *Key data* (identifiers verbatim,
+memory.context.identifiers), *Earlier* (the far span: a short overview of what an earlier version of the summary
+held) and *References* (the task items holding the whole text). Sentences are picked by cue words in English and
+Chinese; no model is called.
+
+Forget first (seed 001 §3.6): before anything is picked, a tool call that failed and was tried again later is left
+out, an error or pending step that a later sentence reports fixed or done is left out, and so is an option the
+conversation rejected; each is listed in `dropped` with its reason. Then, within `budget`: constraints first, then
+references, then the other sections' items, the most salient first (sharing the most terms with what comes after
+the span: the later turns and the query), the far overview last; each section is written in the order it was
+said. The summary fits `budget` exactly as the tokenizer counts it; only the constraints may take it over.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memory.bullet import clean
@@ -20,9 +27,9 @@ from memory.context.messages import Message
 from memory.text.sentences import split_sentences
 from memory.tokens import TokenCounter
 
-__all__ = ["SECTIONS", "Summary", "summarise"]
+__all__ = ["SECTIONS", "Summary", "summarise", "terms"]
 
-SECTIONS = ("User constraints", "Open", "Decisions", "Done", "Key data", "References")
+SECTIONS = ("User constraints", "Open", "Decisions", "Done", "Key data", "Earlier", "References")
 
 _CUES = {
     "Open": re.compile(
@@ -34,80 +41,224 @@ _CUES = {
         r"instead of|rather than|will use)\b|决定|采用|选用|改用|就用|选择了|不用", re.IGNORECASE),
     "Done": re.compile(
         r"\b(done|finished|completed|created|wrote|written|saved|added|fixed|updated|deployed|merged|committed|"
-        r"installed|passed|succeeded|generated|uploaded|sent)\b|已完成|完成了|已写入|写好了|已保存|已修复|修好了|已部署|"
-        r"已提交|已生成|已上传|通过了", re.IGNORECASE),
+        r"installed|passed|succeeded|generated|uploaded|sent|resolved)\b|已完成|完成了|已写入|写好了|已保存|已修复|修好了|"
+        r"已部署|已提交|已生成|已上传|通过了|解决了|已解决", re.IGNORECASE),
 }
+_REJECTED = re.compile(
+    r"\b(rejected|ruled out|won't use|will not use|not going with|scrap(?:ped)? (?:that|the) idea|dropped the idea)\b"
+    r"|否决|放弃了|不考虑|排除了", re.IGNORECASE)
+# A tool result that reports its own failure: its call, tried again later, says nothing the retry does not.
+_FAILED_RESULT = re.compile(
+    r"\b(error|exception|traceback|failed|failure|not found|timed? ?out|denied|invalid)\b|错误|失败|异常|超时",
+    re.IGNORECASE)
 _HEADER = "## Summary of messages[{first}] to messages[{last}]"
 _MAX_SENTENCE_CHARS = 400  # a longer "sentence" is pasted material, not a step
+_FAILURE_HEAD = 300  # a failure shows in the first characters of a result, not deep in its data
+# Identifiers deep in a long tool result (rows of data) are read through the span's reference, not listed.
+_TOOL_SCAN_CHARS = 4000
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}|[\u4e00-\u9fff]{2,}")
+# Words that carry the cues or no topic: sharing them says nothing about two sentences being about one thing.
+_STOP = frozenset(
+    "that this with from have been were will would should could then than them they there their what when which "
+    "into also just only about after before error errors failed fails failing fixed done next need still test "
+    "tests pending finished completed created wrote written saved added updated now again".split())
+_PRIORITY = ("User constraints", "Said in passing", "References", "Open", "Decisions", "Done", "Key data", "Said",
+             "Earlier", "Earlier data")
+
+
+# Items picked apart and written under another section's heading.
+_SHOWN = {"Earlier data": "Key data", "Said in passing": "User constraints", "Said": "Done"}
 
 
 @dataclass(frozen=True)
 class Summary:
-    """The summary's text, its exact tokens, its items per section and the message range it covers."""
+    """The summary's text, its exact tokens, its items per section, the message range it covers and what forgetting
+    left out first (text, reason)."""
 
     text: str
     tokens: int
     sections: dict[str, tuple[str, ...]]
     first: int
     last: int
+    dropped: tuple[tuple[str, str], ...] = ()
+
+
+def terms(text: str) -> frozenset[str]:
+    """Content terms of a text: longer words (lower-cased) and CJK bigrams, without the cue and filler words."""
+    out: set[str] = set()
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        if word[0] >= "\u4e00":
+            out.update(word[i:i + 2] for i in range(len(word) - 1))
+        else:
+            low = word.lower()
+            if low not in _STOP:
+                out.add(low)
+    return frozenset(out)
 
 
 def summarise(messages: Sequence[Message], counter: TokenCounter, budget: int, *,
-              constraints: Sequence[str] = (), references: Sequence[str] = ()) -> Summary:
-    """The summary of `messages` (a span of history) within `budget` tokens; constraints are never cut."""
-    first = messages[0].index if messages else -1
-    last = messages[-1].index if messages else -1
-    picked: dict[str, list[str]] = {name: [] for name in SECTIONS}
-    picked["User constraints"] = list(dict.fromkeys(clean(c) for c in constraints if c.strip()))
-    picked["References"] = list(dict.fromkeys(references))
-    for message in messages:
+              constraints: Sequence[str] = (), instructions: Sequence[str] = (), references: Sequence[str] = (),
+              prior: Mapping[str, Sequence[str]] | None = None, later: Sequence[Message] = (),
+              query: str = "", first: int | None = None, last: int | None = None) -> Summary:
+    """The summary of `messages` (a span of history) within `budget` tokens; constraints are never cut.
+
+    `instructions` are the user's rules the fact rules did not recognise: under *User constraints* too, after the
+    constraints, and kept before anything else while they fit.
+
+    `prior` is the sections of the summary this one extends (the far span): its open items stay open unless the
+    span closes them, its decisions and steps become the *Earlier* overview, its key data and references are kept
+    after the span's own. `later` (the messages after the span) and `query` decide salience and what was retried
+    or fixed later. `first` and `last` are the messages the summary covers (by default the span's; `first` is the
+    prior's when there is one).
+    """
+    first = (messages[0].index if messages else -1) if first is None else first
+    last = (messages[-1].index if messages else -1) if last is None else last
+    dropped: list[tuple[str, str]] = []
+    kept_messages = _forget_retried(messages, later, dropped)
+    sentences: list[tuple[str, str]] = []  # (section, sentence) in the order said
+    statements: list[str] = []  # what the assistant said that no cue places: answers given, findings
+    for message in kept_messages:
         if message.role == "tool":
             continue
         for sentence in split_sentences(message.content):
             if len(sentence) > _MAX_SENTENCE_CHARS:
                 continue
+            text = clean(sentence)
+            if _REJECTED.search(text) and not _CUES["Decisions"].search(text):
+                dropped.append((text, "rejected option"))
+                continue
             for name, cue in _CUES.items():
-                if cue.search(sentence):
-                    picked[name].append(clean(sentence))
+                if cue.search(text):
+                    sentences.append((name, text))
                     break
-    found = [i.text for m in messages for i in identifiers(m.content)]
-    picked["Key data"] = list(dict.fromkeys(found))
-    for name in ("Open", "Decisions", "Done"):
+            else:
+                if message.role == "assistant":
+                    statements.append(text)
+    later_done = [clean(s) for m in later if m.role != "tool" for s in split_sentences(m.content)
+                  if len(s) <= _MAX_SENTENCE_CHARS and _CUES["Done"].search(s)]
+    picked: dict[str, list[str]] = {name: [] for name in (*SECTIONS, *_SHOWN)}
+    picked["User constraints"] = list(dict.fromkeys(clean(c) for c in constraints if c.strip()))
+    picked["Said in passing"] = [clean(i) for i in instructions if clean(i) not in set(picked["User constraints"])]
+    picked["References"] = list(dict.fromkeys([*(prior or {}).get("References", ()), *references]))
+    done_after: list[list[str]] = []  # for each sentence, the Done sentences said after it
+    dones = [t for n, t in sentences if n == "Done"]
+    seen_done = 0
+    for name, _ in sentences:
+        if name == "Done":
+            seen_done += 1
+        done_after.append(dones[seen_done:] + later_done)
+    for (name, text), after in zip(sentences, done_after, strict=True):
+        if name == "Open":
+            closer = _closed_by(text, after)
+            if closer is not None:
+                dropped.append((text, f"done later: {closer}"))
+                continue
+        picked[name].append(text)
+    if prior:
+        span_done = dones + later_done
+        for item in prior.get("Open", ()):
+            closer = _closed_by(item, span_done)
+            if closer is not None:
+                dropped.append((item, f"done later: {closer}"))
+            else:
+                picked["Open"].insert(0, item)
+        picked["Earlier"] = [*prior.get("Earlier", ()), *prior.get("Decisions", ()), *prior.get("Done", ())]
+        picked["Earlier data"] = list(prior.get("Key data", ()))
+    # The identifiers the people wrote, and those a tool printed that the conversation uses later; the rest of a
+    # tool's output is data, read through the span's reference.
+    used = "\n".join([query, *(m.content for m in later if m.role != "tool")])
+    said = [i.text for m in kept_messages if m.role != "tool" for i in identifiers(m.content)
+            if i.kind != "number" or i.text in used]  # a bare number ("question 12") is kept when used again
+    printed = [i.text for m in kept_messages if m.role == "tool" for i in identifiers(m.content[:_TOOL_SCAN_CHARS])
+               if i.text in used]
+    picked["Key data"] = list(dict.fromkeys([*said, *printed]))
+    # The same statement made again ("Answer 7: ..." / "Answer 8: ...") is kept once, its latest wording.
+    latest = {terms(t): t for t in statements}
+    picked["Said"] = [t for t in statements if latest.get(terms(t)) == t and len(terms(t)) >= 2]
+    for name in picked:
         picked[name] = list(dict.fromkeys(picked[name]))
-    return _fit(picked, counter, budget, first, last)
+    picked["Earlier data"] = [d for d in picked["Earlier data"] if d not in set(picked["Key data"])]
+    salient = terms(query) | frozenset().union(*(terms(m.content) for m in later if m.role != "tool"))
+    return _fit(picked, counter, budget, first, last, salient, tuple(dict.fromkeys(dropped)))
 
 
-def _fit(picked: dict[str, list[str]], counter: TokenCounter, budget: int, first: int, last: int) -> Summary:
-    """Lines in priority order while they fit; each section's kept items then written in its own order."""
+def _forget_retried(messages: Sequence[Message], later: Sequence[Message],
+                    dropped: list[tuple[str, str]]) -> list[Message]:
+    """The span without the tool calls whose results failed and whose tool was called again afterwards."""
+    everything = [*messages, *later]
+    calls_at: dict[str, list[int]] = {}
+    for position, message in enumerate(everything):
+        for call in message.tool_calls:
+            calls_at.setdefault(call.name, []).append(position)
+    results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+    gone: set[int] = set()
+    for position, message in enumerate(messages):
+        if not message.tool_calls:
+            continue
+        answers = [results.get(c.id) for c in message.tool_calls]
+        if not all(a is not None and _FAILED_RESULT.search(a.content[:_FAILURE_HEAD]) for a in answers):
+            continue
+        if all(any(p > position for p in calls_at.get(c.name, ())) for c in message.tool_calls):
+            names = ", ".join(c.name for c in message.tool_calls)
+            gone.add(message.index)
+            gone |= {a.index for a in answers if a is not None}
+            dropped.append((f"messages[{message.index}]: {names}", "failed, tried again later"))
+    return [m for m in messages if m.index not in gone]
+
+
+def _closed_by(item: str, done: Sequence[str]) -> str | None:
+    """The first later Done sentence that is about the same thing as an open item: a shared identifier, or two
+    shared content terms."""
+    ids = {i.text for i in identifiers(item) if i.kind != "number"}
+    words = terms(item)
+    for sentence in done:
+        if ids & {i.text for i in identifiers(sentence)} or len(words & terms(sentence)) >= 2:
+            return sentence
+    return None
+
+
+def _fit(picked: dict[str, list[str]], counter: TokenCounter, budget: int, first: int, last: int,
+         salient: frozenset[str], dropped: tuple[tuple[str, str], ...]) -> Summary:
+    """Lines in priority order while they fit, the most salient first; each section written in its own order."""
     header = _HEADER.format(first=first, last=last)
     spent = counter.count(header + "\n")
-    kept: dict[str, list[str]] = {name: [] for name in SECTIONS}
+    chosen: dict[str, set[int]] = {name: set() for name in picked}
     opened: set[str] = set()
-    order = ["User constraints", "References", "Open", "Decisions", "Done", "Key data"]
-    for name in order:
-        for item in picked[name]:
-            cost = counter.count(f"- {item}\n") + (0 if name in opened else counter.count(f"### {name}\n"))
+    for name in _PRIORITY:
+        shown = _SHOWN.get(name, name)
+        items = picked[name]
+        order: Sequence[int] = range(len(items))
+        if name not in ("User constraints", "Said in passing", "References"):
+            weight = [len(terms(item) & salient) for item in items]
+            order = sorted(order, key=lambda i: (-weight[i], -i))  # ties: the most recent first
+        for i in order:
+            cost = counter.count(f"- {items[i]}\n") + (0 if shown in opened else counter.count(f"### {shown}\n"))
             if name != "User constraints" and spent + cost > budget:
                 continue
-            kept[name].append(item)
-            opened.add(name)
+            chosen[name].add(i)
+            opened.add(shown)
             spent += cost
+    kept = {name: [item for i, item in enumerate(picked[name]) if i in chosen[name]] for name in picked}
+    for extra, shown in _SHOWN.items():
+        kept[shown] = [*kept[shown], *kept.pop(extra)]
     text = _render(header, kept)
     # Line costs add up exactly for lines that start with "-" or "#" after a newline; the whole is counted to be
     # sure, and the lowest-priority line dropped while over.
     tokens = counter.count(text)
-    for name in reversed(order[1:]):
-        while tokens > budget and kept[name]:
+    floor = {"User constraints": len(picked["User constraints"])}  # the constraints themselves are never cut
+    for name in ("Earlier", "Key data", "Done", "Decisions", "Open", "References", "User constraints"):
+        while tokens > budget and len(kept[name]) > floor.get(name, 0):
             kept[name].pop()
             text = _render(header, kept)
             tokens = counter.count(text)
-    return Summary(text, tokens, {n: tuple(v) for n, v in kept.items()}, first, last)
+    return Summary(text, tokens, {n: tuple(kept[n]) for n in SECTIONS}, first, last, dropped)
 
 
-def _render(header: str, kept: dict[str, list[str]]) -> str:
+def _render(header: str, kept: Mapping[str, Sequence[str]]) -> str:
     lines = [header]
     for name in SECTIONS:
-        if kept[name]:
+        if kept.get(name):
             lines.append(f"### {name}")
             lines.extend(f"- {item}" for item in kept[name])
     return "\n".join(lines)

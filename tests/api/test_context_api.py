@@ -15,7 +15,7 @@ from memory.config import Config
 from memory.errors import NotFoundError
 from memory.service import Memory
 
-CATEGORIES = ("system", "tools", "constraints", "retrieval", "history", "tool_results", "current")
+CATEGORIES = ("system", "tools", "constraints", "summary", "retrieval", "history", "tool_results", "current")
 
 _FILES = [{"path": f"data/sales-2026-{m:02d}.csv", "bytes": 10_000 + 137 * m, "rows": 400 + m,
            "columns": ["date", "region", "product", "unit_price", "quantity"]} for m in range(1, 13)] * 4
@@ -188,3 +188,32 @@ def test_the_schema_documents_the_route(client: TestClient) -> None:
     operation = client.get("/openapi.json").json()["paths"]["/v1/context"]["post"]
     assert operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("ContextPublic")
     assert {"401", "404", "413", "422"} <= set(operation["responses"])
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_compacted_history_is_traced_through_its_versions(client: TestClient, language: str) -> None:
+    """A long conversation is compacted; the summary version it reports reads back whole, with its reference."""
+    rule, said = (("Never use Python 2 syntax in any code.", "Python 2") if language == "en"
+                  else ("预算不超过500元，只分析A列和B列。", "500元"))
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an analyst."},
+                                      {"role": "user", "content": rule}, {"role": "assistant", "content": "OK."}]
+    for t in range(60):
+        messages += [{"role": "user", "content": f"Question {t} about sheet sales-{t}.csv?"},
+                     {"role": "assistant", "content": f"Sheet sales-{t}.csv holds {400 + t} rows. " * 12}]
+    messages.append({"role": "user", "content": "Which sheet had the most rows?"})
+    body = {"namespace": f"cmp-{language}", "task_id": f"cmp-{language}", "window": 8192, "messages": messages,
+            "recall": False}
+    fitted = _fitted(client, body)
+    summary = fitted["report"]["summary"]
+    assert summary["created"] and summary["version"] == 1 and summary["summariser"] == "extractive"
+    assert fitted["report"]["tokens"]["summary"] > 0
+    assert [a["kind"] for a in fitted["report"]["actions"]].count("compacted") == 1
+    listed = client.get(f"/v1/tasks/cmp-{language}/summaries", params={"namespace": body["namespace"]})
+    assert listed.status_code == 200 and [v["version"] for v in listed.json()["summaries"]] == [1]
+    shown = client.get(f"/v1/tasks/cmp-{language}/summaries/1", params={"namespace": body["namespace"]}).json()
+    assert shown["text"] in [m["content"] for m in fitted["messages"]] and said in shown["text"]
+    [key] = shown["references"]
+    whole = client.get(f"/v1/tasks/cmp-{language}/items/{key}", params={"namespace": body["namespace"]}).json()
+    assert "Question 0 about sheet sales-0.csv?" in whole["text"]
+    again = _fitted(client, body)  # the same messages: the stored version, byte for byte
+    assert not again["report"]["summary"]["created"] and again["messages"] == fitted["messages"]
