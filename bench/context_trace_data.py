@@ -195,10 +195,12 @@ def _sessions(record: Mapping[str, Any], sessions: int | None) -> list[int]:
     return [i for i, sid in enumerate(ids) if sessions is None or i < sessions or sid in evidence]
 
 
-def build_trace(records: Sequence[Mapping[str, Any]], *, sessions: int | None = None, seed: int = 18) -> Trace:
+def build_trace(records: Sequence[Mapping[str, Any]], *, sessions: int | None = None, seed: int = 18,
+                constraints: Sequence[tuple[int, str, str]] = CONSTRAINTS) -> Trace:
     """The trace of one or more haystacks in turn (their sessions in order; the last record's question ends it).
 
     `sessions` keeps only the first sessions of each haystack (and the evidence sessions): a short trace.
+    `constraints` are (turn, sentence, key phrase) said in passing.
     """
     rng = random.Random(seed)
     tools = _ToolAnswers(rng)
@@ -225,12 +227,12 @@ def build_trace(records: Sequence[Mapping[str, Any]], *, sessions: int | None = 
     turns.append({"start": len(messages), "user": question, "assistant": [], "call_end": len(messages) + 1,
                   "timestamp": asked})
     messages.append({"role": "user", "content": question})
-    constraints = _state_constraints(messages, turns)
+    stated = _state_constraints(messages, turns, constraints)
     return Trace(
         question_id=records[-1]["question_id"], question=question, messages=tuple(messages),
         turns=tuple(_turn(t, turns[i + 1]["start"] if i + 1 < len(turns) else len(messages))
                     for i, t in enumerate(turns)),
-        constraints=constraints, evidence=_evidence(records[-1]))
+        constraints=stated, evidence=_evidence(records[-1]))
 
 
 def _turn(raw: Mapping[str, Any], end: int) -> TraceTurn:
@@ -238,11 +240,12 @@ def _turn(raw: Mapping[str, Any], end: int) -> TraceTurn:
                      raw["timestamp"])
 
 
-def _state_constraints(messages: list[Message], turns: list[dict[str, Any]]) -> tuple[Constraint, ...]:
+def _state_constraints(messages: list[Message], turns: list[dict[str, Any]],
+                       constraints: Sequence[tuple[int, str, str]]) -> tuple[Constraint, ...]:
     """Append each constraint sentence to its turn's user message; refuse a trace that already holds a phrase."""
     text = "\n".join(str(m.get("content") or "") for m in messages)
     stated = []
-    for turn, sentence, phrase in CONSTRAINTS:
+    for turn, sentence, phrase in constraints:
         if phrase in text:
             raise SystemExit(f"this trace already contains the constraint phrase {phrase!r} outside the "
                              "constraint; choose another --question")

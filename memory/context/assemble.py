@@ -389,7 +389,9 @@ class Assembler:
         tail = [m for m in tail if m.index > covered or m.pinned]
         shown = [Message(-1, "system", stored.text, pinned=True)] if stored is not None else []
         size = self._tokens([*shown, *before, *tail])
-        too_big = stored is not None and stored.tokens > budget  # the window shrank since it was written
+        # The window shrank since it was written (a quarter over its share: the share moves a little with each turn's
+        # message and tools, and a summary rewritten for that would change the prefix every turn).
+        too_big = stored is not None and stored.tokens > budget + budget // 4
         if budget <= 0 or not (too_big or triggered(size, capacity, cfg.compact_watermark)):
             return shown, before, tail, _in_use(stored, False)
         units = [u for u in (*group(before), *group(tail)) if not any(m.pinned for m in u.messages)]
@@ -398,18 +400,24 @@ class Assembler:
         if cut == 0 and not too_big:
             return shown, before, tail, _in_use(stored, False)
         span_at = {m.index for u in units[:cut] for m in u.messages}
+        if not too_big and self._tokens([messages[i] for i in span_at]) < most:
+            # Compactions come in runs of at least the gap they leave below the watermark: a span smaller than
+            # that (only the newest unit is large) is not worth a new version; the last resort below fits it.
+            return shown, before, tail, _in_use(stored, False)
         last = max(span_at) if span_at else covered
         original = [messages[i] for i in sorted(span_at)]
         later = [m for m in [*before, *user, *tail] if m.index not in span_at]
         first = stored.first if stored is not None else (original[0].index if original else 0)
         upto = [m for m in messages[:last + 1] if m.role == "user" and not m.ephemeral]
         facts = self._covered_facts(request, task_id, upto)
+        # As for the facts (_constraints): a long user message is pasted material, whose imperatives are not rules.
+        short = [m for m in upto if self._counter.count(m.content) <= cfg.observe_max_tokens]
         ref = digest(messages, last)
         key = self._tasks.add(namespace, task_id, "note", span_text(original),
                               metadata={"compacted": [original[0].index, last]} if original else None,
                               ref=ref[:32], parent_task_id=request.parent_task_id).key if original else None
         made = summarise(original, self._counter, budget, constraints=[f.text for f in facts],
-                         instructions=instructions(upto, [f.text for f in facts]),
+                         instructions=instructions(short, [f.text for f in facts]),
                          references=[key] if key else [], prior=stored.sections if stored else None,
                          later=later, query=query, first=first, last=last)
         name = "extractive"

@@ -26,7 +26,7 @@ __all__ = ["boundary", "digest", "instructions", "span_text", "triggered"]
 # kept verbatim among the summary's constraints.
 _INSTRUCTION = re.compile(
     r"\b(don't|do not|never|always|only|must|mustn't|make sure|avoid|no more|stop using|keep (?:it|them|the)|"
-    r"please (?:use|keep|write|answer|reply|stick|format)|stick to|without)\b"
+    r"please (?:use|keep|write|answer|reply|stick|format)|stick to)\b"
     r"|不要|别用|别再|不许|不能|不准|禁止|请勿|只用|只分析|只看|只要|仅|必须|务必|一定要|千万",
     re.IGNORECASE)
 _MAX_INSTRUCTION_CHARS = 240  # a longer sentence is explanation or pasted text, not a rule

@@ -17,12 +17,13 @@ said. The summary fits `budget` exactly as the tokenizer counts it; only the con
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memory.bullet import clean
-from memory.context.identifiers import identifiers
+from memory.context.identifiers import Identifier, identifiers
 from memory.context.messages import Message
 from memory.text.sentences import split_sentences
 from memory.tokens import TokenCounter
@@ -31,22 +32,31 @@ __all__ = ["SECTIONS", "Summary", "summarise", "terms"]
 
 SECTIONS = ("User constraints", "Open", "Decisions", "Done", "Key data", "Earlier", "References")
 
-_CUES = {
-    "Open": re.compile(
-        r"\b(todo|to do|next|pending|still (?:need|have) to|remaining|not yet|unresolved|error|failed|fails|failing|"
-        r"exception|blocked|waiting for)\b|待办|下一步|还需要|尚未|还没|未完成|报错|错误|失败|异常|卡住",
-        re.IGNORECASE),
-    "Decisions": re.compile(
-        r"\b(decided|decide to|we'll use|i'll use|let's use|let's go with|going with|chose|choose|picked|settled on|"
-        r"instead of|rather than|will use)\b|决定|采用|选用|改用|就用|选择了|不用", re.IGNORECASE),
-    "Done": re.compile(
-        r"\b(done|finished|completed|created|wrote|written|saved|added|fixed|updated|deployed|merged|committed|"
-        r"installed|passed|succeeded|generated|uploaded|sent|resolved)\b|已完成|完成了|已写入|写好了|已保存|已修复|修好了|"
-        r"已部署|已提交|已生成|已上传|通过了|解决了|已解决", re.IGNORECASE),
+# Cue words per kind: single words, phrases (matched on word boundaries) and Chinese words (matched anywhere). Kept
+# as data rather than one regex alternation: a set lookup per word is what lets a 20k-token span be summarised in a
+# few tens of milliseconds (bench/compaction_trace.py times it).
+_CUE_WORDS: dict[str, tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]] = {
+    "Open": (frozenset("todo next pending remaining unresolved error failed fails failing exception blocked".split()),
+             ("to do", "still need to", "still have to", "not yet", "waiting for"),
+             ("待办", "下一步", "还需要", "尚未", "还没", "未完成", "报错", "错误", "失败", "异常", "卡住")),
+    "Decisions": (frozenset("decided chose choose picked".split()),
+                  ("decide to", "we'll use", "i'll use", "let's use", "let's go with", "going with", "settled on",
+                   "instead of", "rather than", "will use"),
+                  ("决定", "采用", "选用", "改用", "就用", "选择了", "不用")),
+    "Done": (frozenset("done finished completed created wrote written saved added fixed updated deployed merged "
+                       "committed installed passed succeeded generated uploaded sent resolved".split()),
+             (),
+             ("已完成", "完成了", "已写入", "写好了", "已保存", "已修复", "修好了", "已部署", "已提交", "已生成", "已上传",
+              "通过了", "解决了", "已解决")),
+    "Rejected": (frozenset(["rejected"]),
+                 ("ruled out", "won't use", "will not use", "not going with", "scrap that idea", "scrap the idea",
+                  "scrapped that idea", "scrapped the idea", "dropped the idea"),
+                 ("否决", "放弃了", "不考虑", "排除了")),
 }
-_REJECTED = re.compile(
-    r"\b(rejected|ruled out|won't use|will not use|not going with|scrap(?:ped)? (?:that|the) idea|dropped the idea)\b"
-    r"|否决|放弃了|不考虑|排除了", re.IGNORECASE)
+_CUE_WORDS = {kind: (single, tuple(f" {p} " for p in phrases), chinese)  # phrases padded: whole words only
+              for kind, (single, phrases, chinese) in _CUE_WORDS.items()}
+_SECTION_CUES = ("Open", "Decisions", "Done")  # a sentence with several goes to the first
+_NOT_LETTERS = re.compile(r"[^a-z']+")
 # A tool result that reports its own failure: its call, tried again later, says nothing the retry does not.
 _FAILED_RESULT = re.compile(
     r"\b(error|exception|traceback|failed|failure|not found|timed? ?out|denied|invalid)\b|错误|失败|异常|超时",
@@ -83,6 +93,29 @@ class Summary:
     dropped: tuple[tuple[str, str], ...] = ()
 
 
+def _cues(text: str) -> set[str]:
+    """The cue kinds a sentence holds (section names, and "Rejected")."""
+    low = text.lower().replace("\u2019", "'")
+    spaced = " " + _NOT_LETTERS.sub(" ", low) + " "
+    words = set(spaced.split())
+    han = bool(text) and max(text) >= "\u4e00"
+    return {kind for kind, (single, phrases, chinese) in _CUE_WORDS.items()
+            if not single.isdisjoint(words) or any(p in spaced for p in phrases)
+            or (han and any(c in text for c in chinese))}
+
+
+@functools.lru_cache(maxsize=16384)
+def _identifiers(text: str) -> tuple[Identifier, ...]:
+    return identifiers(text)
+
+
+@functools.lru_cache(maxsize=16384)
+def _sentences(text: str) -> tuple[str, ...]:
+    """split_sentences, remembered: the messages after one compaction's span are the next one's."""
+    return tuple(split_sentences(text))
+
+
+@functools.lru_cache(maxsize=65536)
 def terms(text: str) -> frozenset[str]:
     """Content terms of a text: longer words (lower-cased) and CJK bigrams, without the cue and filler words."""
     out: set[str] = set()
@@ -121,22 +154,21 @@ def summarise(messages: Sequence[Message], counter: TokenCounter, budget: int, *
     for message in kept_messages:
         if message.role == "tool":
             continue
-        for sentence in split_sentences(message.content):
+        for sentence in _sentences(message.content):
             if len(sentence) > _MAX_SENTENCE_CHARS:
                 continue
             text = clean(sentence)
-            if _REJECTED.search(text) and not _CUES["Decisions"].search(text):
+            cues = _cues(text)
+            if "Rejected" in cues and "Decisions" not in cues:
                 dropped.append((text, "rejected option"))
                 continue
-            for name, cue in _CUES.items():
-                if cue.search(text):
-                    sentences.append((name, text))
-                    break
-            else:
-                if message.role == "assistant":
-                    statements.append(text)
-    later_done = [clean(s) for m in later if m.role != "tool" for s in split_sentences(m.content)
-                  if len(s) <= _MAX_SENTENCE_CHARS and _CUES["Done"].search(s)]
+            name = next((n for n in _SECTION_CUES if n in cues), None)
+            if name is not None:
+                sentences.append((name, text))
+            elif message.role == "assistant":
+                statements.append(text)
+    later_done = [clean(s) for m in later if m.role != "tool" for s in _sentences(m.content)
+                  if len(s) <= _MAX_SENTENCE_CHARS and "Done" in _cues(s)]
     picked: dict[str, list[str]] = {name: [] for name in (*SECTIONS, *_SHOWN)}
     picked["User constraints"] = list(dict.fromkeys(clean(c) for c in constraints if c.strip()))
     picked["Said in passing"] = [clean(i) for i in instructions if clean(i) not in set(picked["User constraints"])]
@@ -210,10 +242,10 @@ def _forget_retried(messages: Sequence[Message], later: Sequence[Message],
 def _closed_by(item: str, done: Sequence[str]) -> str | None:
     """The first later Done sentence that is about the same thing as an open item: a shared identifier, or two
     shared content terms."""
-    ids = {i.text for i in identifiers(item) if i.kind != "number"}
+    ids = {i.text for i in _identifiers(item) if i.kind != "number"}
     words = terms(item)
     for sentence in done:
-        if ids & {i.text for i in identifiers(sentence)} or len(words & terms(sentence)) >= 2:
+        if ids & {i.text for i in _identifiers(sentence)} or len(words & terms(sentence)) >= 2:
             return sentence
     return None
 
