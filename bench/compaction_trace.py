@@ -12,9 +12,10 @@ the same `available` budget. When ours has compacted for the Nth time (N in CHEC
 * constraints: share of the rules stated so far (the trace's three and the two said in passing) whose key phrase
   is in the output text;
 * identifiers: of the identifiers (memory.context.identifiers: paths, URLs, ids, numbers, dates, ...) in the
-  messages the summary covers, the share in the output text, and for ours also the share in the output or in the
-  task items its summary references (read back as an agent would, GET /v1/tasks/.../items/KEY); the peers have
-  no references, so for them only the first;
+  messages the summary covers (the ephemeral get_time answers left out: dropped by design), the share in the
+  output text, and for ours also the share in the output or in the task items its output names, and those they
+  name in turn (read back as an agent would, GET /v1/tasks/.../items/KEY); the peers have no references, so for
+  them only the first;
 * compression: the covered messages' tokens over the summary's.
 
 And over the whole trace: evidence of the final question (its answer sessions, as in bench/context_trace.py) in
@@ -99,13 +100,23 @@ class Run:
 
 
 def _reachable(memory: Memory, namespace: str, task_id: str, text: str) -> str:
-    """The output text and the whole text of every task item the summary in it references."""
-    behind = []
-    for key in dict.fromkeys(_KEY.findall(text)):
+    """The output text and the whole text of every task item it names, and of every item those name in turn (a
+    compacted span's item names the span's before it), as an agent reading references would find them."""
+    behind: list[str] = []
+    waiting = list(dict.fromkeys(_KEY.findall(text)))
+    seen = set(waiting)
+    while waiting:
+        key = waiting.pop()
         try:
-            behind.append(memory.tasks.read(namespace, task_id, key).text)
+            found = memory.tasks.read(namespace, task_id, key).text
         except Exception:  # noqa: BLE001 - a key-like string that is no item of the task
             continue
+        behind.append(found)
+        if found.rstrip().endswith("]"):  # only the span items' last line names another item
+            for more in _KEY.findall(found[-200:]):
+                if more not in seen:
+                    seen.add(more)
+                    waiting.append(more)
     return text + "\n" + re.sub(r"\s+", " ", "\n".join(behind))
 
 

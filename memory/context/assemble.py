@@ -197,12 +197,13 @@ class Assembler:
         most = allocate(spare, weights, {"history": spare, "tool_results": spare,
                                          "retrieval": spare if wants_recall else 0})
         summary, before, tail, in_use = self._compact(request, task_id, messages, before, user, tail,
-                                                       most["history"] + most["tool_results"], query, actions,
-                                                       warnings)
+                                                       most["history"] + most["tool_results"], query, facts,
+                                                       actions, warnings)
         history_cost = self._tokens([m for m in [*summary, *before, *tail] if m.role != "tool"])
         results_cost = self._tokens([m for m in [*before, *tail] if m.role == "tool"])
-        retrieval, found = self._retrieval(request, task_id, query, spare - min(
-            history_cost + results_cost, grants["history"] + grants["tool_results"]) if wants_recall else 0)
+        # Retrieval takes what the history does not need of its share, and never the summary's room.
+        retrieval, found = self._retrieval(request, task_id, query, spare - max(self._tokens(summary), min(
+            history_cost + results_cost, grants["history"] + grants["tool_results"])) if wants_recall else 0)
         room = spare - self._tokens(retrieval) - self._tokens(summary)
         share = allocate(room, weights, {"history": history_cost - self._tokens(summary),
                                          "tool_results": results_cost})
@@ -368,11 +369,13 @@ class Assembler:
         return [Message(-1, "system", result.rendered.rstrip("\n"))], len(result.items)
 
     def _compact(self, request: ContextRequest, task_id: str, messages: Sequence[Message], before: list[Message],
-                 user: list[Message], tail: list[Message], capacity: int, query: str, actions: list[Action],
-                 warnings: list[str]) -> tuple[list[Message], list[Message], list[Message], SummaryInUse | None]:
+                 user: list[Message], tail: list[Message], capacity: int, query: str, shown: Sequence[FactRecord],
+                 actions: list[Action], warnings: list[str],
+                 ) -> tuple[list[Message], list[Message], list[Message], SummaryInUse | None]:
         """[the summary message], the verbatim history before and after the latest user message, and the summary
         in use: the stored one while the history is below the watermark, else a new version (memory.context.
-        compaction says when and how much)."""
+        compaction says when and how much). `shown` are the facts of this turn's constraints block: the summary
+        does not state them twice."""
         cfg = self._config.context
         if not cfg.compact:
             return [], before, tail, None
@@ -387,23 +390,23 @@ class Assembler:
         covered = stored.last if stored is not None else -1
         before = [m for m in before if m.index > covered or m.pinned]
         tail = [m for m in tail if m.index > covered or m.pinned]
-        shown = [Message(-1, "system", stored.text, pinned=True)] if stored is not None else []
-        size = self._tokens([*shown, *before, *tail])
+        sent = [Message(-1, "system", stored.text, pinned=True)] if stored is not None else []
+        size = self._tokens([*sent, *before, *tail])
         # The window shrank since it was written (a quarter over its share: the share moves a little with each turn's
         # message and tools, and a summary rewritten for that would change the prefix every turn).
         too_big = stored is not None and stored.tokens > budget + budget // 4
         if budget <= 0 or not (too_big or triggered(size, capacity, cfg.compact_watermark)):
-            return shown, before, tail, _in_use(stored, False)
+            return sent, before, tail, _in_use(stored, False)
         units = [u for u in (*group(before), *group(tail)) if not any(m.pinned for m in u.messages)]
         most = int((cfg.compact_watermark - cfg.summary_share) * capacity / 2)
         cut = boundary(units, lambda u: self._tokens(u.messages), cfg.keep_turns, most)
         if cut == 0 and not too_big:
-            return shown, before, tail, _in_use(stored, False)
+            return sent, before, tail, _in_use(stored, False)
         span_at = {m.index for u in units[:cut] for m in u.messages}
         if not too_big and self._tokens([messages[i] for i in span_at]) < most:
             # Compactions come in runs of at least the gap they leave below the watermark: a span smaller than
             # that (only the newest unit is large) is not worth a new version; the last resort below fits it.
-            return shown, before, tail, _in_use(stored, False)
+            return sent, before, tail, _in_use(stored, False)
         last = max(span_at) if span_at else covered
         original = [messages[i] for i in sorted(span_at)]
         later = [m for m in [*before, *user, *tail] if m.index not in span_at]
@@ -413,10 +416,14 @@ class Assembler:
         # As for the facts (_constraints): a long user message is pasted material, whose imperatives are not rules.
         short = [m for m in upto if self._counter.count(m.content) <= cfg.observe_max_tokens]
         ref = digest(messages, last)
-        key = self._tasks.add(namespace, task_id, "note", span_text(original),
+        earlier = stored.references[-1] if stored is not None and stored.references else None
+        key = self._tasks.add(namespace, task_id, "note", span_text(original, earlier),
                               metadata={"compacted": [original[0].index, last]} if original else None,
                               ref=ref[:32], parent_task_id=request.parent_task_id).key if original else None
-        made = summarise(original, self._counter, budget, constraints=[f.text for f in facts],
+        # The facts in the constraints block are stated there, first in the context; the summary keeps the others
+        # (when the block leaves out what the rules observed) and what the user said as a rule in passing.
+        in_block = {f.id for f in shown}
+        made = summarise(original, self._counter, budget, constraints=[f.text for f in facts if f.id not in in_block],
                          instructions=instructions(short, [f.text for f in facts]),
                          references=[key] if key else [], prior=stored.sections if stored else None,
                          later=later, query=query, first=first, last=last)

@@ -77,11 +77,15 @@ def instructions(messages: Sequence[Message], known: Sequence[str] = ()) -> list
     return out
 
 
-def span_text(messages: Sequence[Message]) -> str:
-    """The whole text of a compacted span, one block per message, for the task item its reference names."""
+def span_text(messages: Sequence[Message], earlier: str | None = None) -> str:
+    """The whole text of a compacted span, one block per message, for the task item its reference names; it ends
+    by naming the item of the span before it (`earlier`), so every compacted message stays reachable from the
+    newest reference however many compactions a summary has room to list."""
     blocks = []
     for m in messages:
         head = f"messages[{m.index}] {m.role}" + (f" ({m.tool_call_id})" if m.tool_call_id else "")
         calls = "".join(f"\n-> {c.name}({c.arguments})" for c in m.tool_calls)
         blocks.append(f"{head}:\n{m.content}{calls}")
+    if earlier is not None:
+        blocks.append(f"[the messages before these: task item {earlier}]")
     return "\n\n".join(blocks)

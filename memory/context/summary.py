@@ -57,6 +57,7 @@ _CUE_WORDS = {kind: (single, tuple(f" {p} " for p in phrases), chinese)  # phras
               for kind, (single, phrases, chinese) in _CUE_WORDS.items()}
 _SECTION_CUES = ("Open", "Decisions", "Done")  # a sentence with several goes to the first
 _NOT_LETTERS = re.compile(r"[^a-z']+")
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 # A tool result that reports its own failure: its call, tried again later, says nothing the retry does not.
 _FAILED_RESULT = re.compile(
     r"\b(error|exception|traceback|failed|failure|not found|timed? ?out|denied|invalid)\b|错误|失败|异常|超时",
@@ -102,6 +103,14 @@ def _cues(text: str) -> set[str]:
     return {kind for kind, (single, phrases, chinese) in _CUE_WORDS.items()
             if not single.isdisjoint(words) or any(p in spaced for p in phrases)
             or (han and any(c in text for c in chinese))}
+
+
+def _prose(text: str) -> str:
+    """The text without its fenced code blocks, and nothing of a JSON payload: a brief quotes no code or data
+    (it is behind the span's reference, and its identifiers are in Key data)."""
+    if text.lstrip().startswith(("{", "[")):
+        return ""
+    return _FENCED.sub(" ", text) if "```" in text else text
 
 
 @functools.lru_cache(maxsize=16384)
@@ -154,7 +163,7 @@ def summarise(messages: Sequence[Message], counter: TokenCounter, budget: int, *
     for message in kept_messages:
         if message.role == "tool":
             continue
-        for sentence in _sentences(message.content):
+        for sentence in _sentences(_prose(message.content)):
             if len(sentence) > _MAX_SENTENCE_CHARS:
                 continue
             text = clean(sentence)
@@ -261,12 +270,19 @@ def _fit(picked: dict[str, list[str]], counter: TokenCounter, budget: int, first
         shown = _SHOWN.get(name, name)
         items = picked[name]
         order: Sequence[int] = range(len(items))
-        if name not in ("User constraints", "Said in passing", "References"):
+        limit = budget
+        if name == "References":
+            # The newest first, within a quarter of the budget: each span's item names the one before it, so the
+            # older ones stay reachable through the newest (memory.context.compaction.span_text).
+            order, limit = range(len(items) - 1, -1, -1), spent + budget // 4
+        elif name not in ("User constraints", "Said in passing"):
             weight = [len(terms(item) & salient) for item in items]
             order = sorted(order, key=lambda i: (-weight[i], -i))  # ties: the most recent first
         for i in order:
             cost = counter.count(f"- {items[i]}\n") + (0 if shown in opened else counter.count(f"### {shown}\n"))
-            if name != "User constraints" and spent + cost > budget:
+            if name != "User constraints" and (spent + cost > budget or spent + cost > limit):
+                if name == "References":
+                    break  # older ones only through the newer
                 continue
             chosen[name].add(i)
             opened.add(shown)
@@ -281,7 +297,7 @@ def _fit(picked: dict[str, list[str]], counter: TokenCounter, budget: int, first
     floor = {"User constraints": len(picked["User constraints"])}  # the constraints themselves are never cut
     for name in ("Earlier", "Key data", "Done", "Decisions", "Open", "References", "User constraints"):
         while tokens > budget and len(kept[name]) > floor.get(name, 0):
-            kept[name].pop()
+            kept[name].pop(0 if name == "References" else -1)
             text = _render(header, kept)
             tokens = counter.count(text)
     return Summary(text, tokens, {n: tuple(kept[n]) for n in SECTIONS}, first, last, dropped)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from typing import Any
 
 import pytest
@@ -16,12 +17,14 @@ from memory.context.compaction import boundary, instructions
 from memory.context.identifiers import identifiers
 from memory.context.messages import group
 from memory.embedding import Embedder
+from memory.experience import MemoryTurn
 from memory.service import Memory
 from tests.memory.context.chat import call
 from tests.memory.context.test_assemble import CONSTRAINTS, SEARCH, agent_trace, check_fits
 
-# Said once, early, in a way no fact rule is written for: only the summary's constraints can keep it.
-IN_PASSING = {"en": "Only analyse columns A and B of that sheet.", "zh": "那张表只分析A列和B列。"}
+# Said once, early; the fact rules catch the English one (the constraints block keeps it), not the Chinese one (only
+# the summary's constraints can keep it).
+IN_PASSING = {"en": "Only analyse columns A and B of that sheet.", "zh": "那个库以后别用了，太慢。"}
 
 
 def session(turns: int, lang: str = "en") -> list[dict[str, Any]]:
@@ -47,7 +50,11 @@ def test_a_long_history_is_summarised_not_cut_and_fits(memory: Memory, lang: str
     assert report.summary.version == 1 and report.tokens["summary"] == report.summary.tokens + 4  # + its message
     summary = next(m["content"] for m in result.messages if m["content"] and m["content"].startswith("## Summary"))
     assert summary == memory.tasks.summary("ns", "t1", 1).text
-    assert CONSTRAINTS[lang][1] in summary and IN_PASSING[lang] in summary
+    # Each rule is stated once: in the constraints block when the fact rules found it, else in the summary.
+    block = result.messages[1]["content"]
+    assert CONSTRAINTS[lang][1] in block and CONSTRAINTS[lang][0] not in summary
+    assert (IN_PASSING[lang] in block) != (IN_PASSING[lang] in summary)
+    assert lang == "en" or IN_PASSING[lang] in summary
     assert "src/etl/loader.py" in summary and "JIRA-1183" in summary
     # The summary's share of the history room is kept, and the last turns stay verbatim.
     assert report.summary.tokens <= 0.25 * (report.grants["history"] + report.grants["tool_results"]) + 200
@@ -101,8 +108,17 @@ def test_constraints_survive_fifty_compactions(memory: Memory, lang: str) -> Non
     versions = memory.tasks.summaries("ns", f"c-{lang}")
     assert len(versions) >= 20
     for v in versions:
-        assert CONSTRAINTS[lang][1] in v.text and IN_PASSING[lang] in v.text, v.version
+        assert IN_PASSING[lang] in v.text or IN_PASSING[lang] in text, v.version
         assert v.tokens <= len(v.text)  # counted, and no empty summary
+    # The newest reference leads, item by item, back to the first span's: nothing compacted is out of reach.
+    key: str | None = versions[-1].references[-1]
+    walked = []
+    while key is not None:
+        walked.append(key)
+        text = memory.tasks.read("ns", f"c-{lang}", key).text
+        found = re.search(r"\[the messages before these: task item (\S+)\]$", text)
+        key = found.group(1) if found else None
+    assert walked[-1] == versions[0].references[0] and len(walked) == len(versions)
 
 
 def test_identifiers_of_a_compacted_span_are_in_the_summary_or_behind_its_reference(memory: Memory) -> None:
@@ -220,3 +236,17 @@ def test_json_in_the_history_is_never_cut_inside(memory: Memory) -> None:
     for m in result.messages[2:]:
         if m["role"] == "assistant" and m["content"] and m["content"].startswith("{"):
             assert json.loads(m["content"])  # what stays verbatim stays whole
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_large_constraints_block_and_a_summary_still_fit_a_small_window(memory: Memory, lang: str) -> None:
+    """Many pinned rules leave little for the history; recall must not take the summary's room (it once did, and
+    the history's room went below zero)."""
+    for i in range(100):
+        memory.facts.pin("ns", key=f"rule-{i}", value=f"never touch module m{i} of the legacy billing code"
+                         if lang == "en" else f"不要改动旧计费系统的第{i}个模块")
+    memory.remember("ns", [MemoryTurn("La Rance opened in 1966.", speaker="user")])
+    for n in (60, 90, 120):
+        result = memory.context("ns", session(n, lang), window=6144, output_reserve=1024, task_id=f"big-{lang}")
+        check_fits(memory, result)
+        assert result.report.summary is not None and result.report.tokens["constraints"] > 1500

@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
-from memory.config import SummariserConfig
+from memory.config import Config, SummariserConfig
 from memory.context import parse_messages
 from memory.context.summariser import ModelSummariser
 from memory.context.summary import Summary, summarise
+from memory.embedding import Embedder
+from memory.service import Memory
 from memory.tokens import TokenCounter
 
 ENGLISH = [
@@ -285,3 +287,32 @@ def test_an_empty_span_sends_nothing(endpoint: Endpoint, counter: TokenCounter) 
     floor = summarise([], counter, BUDGET)
     assert summariser(endpoint, counter).summarise([], floor, BUDGET) == (floor, [])
     assert endpoint.requests == []
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_context_compaction_uses_the_model_and_keeps_what_it_dropped(
+        endpoint: Endpoint, config: Config, embedder: Embedder, language: str) -> None:
+    """Through Memory.context: the model's brief is the summary sent and stored, with the constraint it left out
+    appended; when the endpoint fails, the extractive summary is sent and the report says why."""
+    from tests.memory.context.test_compaction import IN_PASSING, session
+
+    endpoint.answer("### Done\n- Answered the tidal power questions." if language == "en"
+                    else "### 已完成\n- 回答了潮汐发电的问题。")
+    on = config.replace("summariser", enabled=True, base_url=endpoint.url, model="qwen-mini")
+    with Memory(on, embedder=embedder) as memory:
+        result = memory.context("ns", session(80, language), window=8192, task_id="m", recall=False)
+        assert result.report.summary is not None and result.report.summary.summariser == "model:qwen-mini"
+        version = memory.tasks.summary("ns", "m", result.report.summary.version)
+        assert version.summariser == "model:qwen-mini" and version.text in [m["content"] for m in result.messages]
+        assert "tidal power questions" in version.text or "潮汐发电的问题" in version.text
+        # What the model left out and the extractive pass found is appended: the identifiers, and the Chinese rule
+        # said in passing (the English one is in the constraints block, stated once).
+        assert "src/etl/loader.py" in version.text and "JIRA-1183" in version.text
+        assert language == "en" or IN_PASSING[language] in version.text
+        [request] = endpoint.requests
+        assert request["body"]["model"] == "qwen-mini" and IN_PASSING[language] in json.dumps(
+            request["body"]["messages"], ensure_ascii=False)
+        endpoint.status, endpoint.body = 500, b"down"
+        failed = memory.context("ns", session(80, language), window=8192, task_id="m2", recall=False)
+        assert failed.report.summary is not None and failed.report.summary.summariser == "extractive"
+        assert any("extractive summary was used" in w for w in failed.report.warnings)

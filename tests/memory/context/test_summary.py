@@ -50,3 +50,27 @@ def test_a_small_budget_keeps_every_constraint_and_fits_exactly(counter: TokenCo
 def test_the_same_span_gives_the_same_summary(counter: TokenCounter) -> None:
     first = summarise(parse_messages(SPAN), counter, 300, constraints=CONSTRAINTS)
     assert summarise(parse_messages(SPAN), counter, 300, constraints=CONSTRAINTS) == first
+
+
+def test_code_and_json_are_never_quoted_only_their_identifiers_kept(counter: TokenCounter) -> None:
+    span = parse_messages([
+        {"role": "assistant", "content": "I fixed the parser.\n```python\nprint('done')  # TODO: next step\n```"},
+        {"role": "assistant", "content": '{"status": "done", "next": "deploy", "path": "/srv/app/config.yaml"}'},
+        {"role": "assistant", "content": "修好了解析器。\n```\n# 已完成 下一步\n```"},
+    ])
+    summary = summarise(span, counter, 500)
+    assert "print(" not in summary.text and "TODO" not in summary.text and '"status"' not in summary.text
+    assert "# 已完成" not in summary.text
+    assert any("fixed the parser" in d for d in summary.sections["Done"])
+    assert any("修好了解析器" in d for d in summary.sections["Done"])
+    assert "/srv/app/config.yaml" in summary.sections["Key data"]
+
+
+def test_references_keep_the_newest_within_a_quarter_of_the_budget(counter: TokenCounter) -> None:
+    prior = {"References": tuple(f"t1/r{i}" for i in range(1, 200))}
+    summary = summarise(parse_messages(SPAN), counter, 400, constraints=CONSTRAINTS, references=["t1/r999"],
+                        prior=prior)
+    refs = summary.sections["References"]
+    assert refs[-1] == "t1/r999" and "t1/r199" in refs and "t1/r1" not in refs
+    assert counter.count("\n".join(f"- {r}" for r in refs)) <= 400 // 4 + 10
+    assert summary.tokens == counter.count(summary.text) <= 400
