@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.compaction_trace --quick      # one haystack, the first window: a smoke run
 
 The trace is bench/context_trace_data.py's (LongMemEval-S haystacks with tool calls woven in, the haystack's
-question last), with two more rules said in passing that no fact rule is written for (IN_PASSING below). Turn by
+question last), with two more rules said in passing (IN_PASSING below; the fact rules catch only the first). Turn by
 turn, as in bench/context_trace.py, three managers get the messages the agent holds: ours (`Memory.context`, with
 recall; each finished turn remembered off the clock), LangChain's `trim_messages` and a recency window, all with
 the same `available` budget. When ours has compacted for the Nth time (N in CHECKPOINTS), the figures of that turn:
@@ -60,8 +60,9 @@ from memory.tokens import get_counter
 
 Chat = dict[str, Any]
 CHECKPOINTS = (1, 5, 20, 50)
-LARGE_SPAN = 5_000  # below it a compaction's fixed cost (its writes, the prior summary) makes a per-20k rate meaningless
-# Rules said once, early, worded so that no fact rule catches them: only the summary's constraints keep them.
+LARGE_SPAN = 5_000  # below it a compaction's fixed cost (its writes, the prior summary) makes a per-20k rate moot
+# Rules said once, early: the fact rules catch the English one (the constraints block keeps it), not the Chinese one
+# (only the summary's constraints can keep it).
 IN_PASSING: tuple[tuple[int, str, str], ...] = (
     (9, "Oh, and don't use the requests library in any code for me.", "requests library"),
     (11, "表格的话只分析A列和B列。", "A列和B列"),
@@ -109,7 +110,7 @@ def _reachable(memory: Memory, namespace: str, task_id: str, text: str) -> str:
         key = waiting.pop()
         try:
             found = memory.tasks.read(namespace, task_id, key).text
-        except Exception:  # noqa: BLE001 - a key-like string that is no item of the task
+        except Exception:
             continue
         behind.append(found)
         if found.rstrip().endswith("]"):  # only the span items' last line names another item
@@ -238,7 +239,7 @@ def table(window: int, trace: Trace, result: Run) -> list[str]:
     per100 = 100 / max(result.turns, 1)
     tail = [
         "",
-        f"- evidence of the final question in the output: " + ", ".join(
+        "- evidence of the final question in the output: " + ", ".join(
             f"{n} {v:.0%}" for n, v in result.evidence.items())
         + f"; ours with the items its summary references: {result.evidence_reachable:.0%}",
         f"- per 100 turns: {result.compactions * per100:.1f} compactions, "

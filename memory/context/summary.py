@@ -46,8 +46,8 @@ _CUE_WORDS: dict[str, tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]] =
     "Done": (frozenset("done finished completed created wrote written saved added fixed updated deployed merged "
                        "committed installed passed succeeded generated uploaded sent resolved".split()),
              (),
-             ("已完成", "完成了", "已写入", "写好了", "已保存", "已修复", "修好了", "已部署", "已提交", "已生成", "已上传",
-              "通过了", "解决了", "已解决")),
+             ("已完成", "完成了", "已写入", "写好了", "已保存", "已修复", "修好了", "已部署", "已提交", "已生成",
+              "已上传", "通过了", "解决了", "已解决")),
     "Rejected": (frozenset(["rejected"]),
                  ("ruled out", "won't use", "will not use", "not going with", "scrap that idea", "scrap the idea",
                   "scrapped that idea", "scrapped the idea", "dropped the idea"),
