@@ -72,6 +72,7 @@ _OBSERVED_SIZE = 20_000  # user messages whose facts were observed, remembered p
 _COSTS_SIZE = 200_000  # messages whose token count is remembered
 _SELECTED_SIZE = 10_000  # tasks whose last tool selection is remembered
 _REDUCTIONS_SIZE = 20_000  # tool results whose processed form is remembered
+_SUMMARY_OVERHEAD = PER_MESSAGE + 1  # the summary's message around its text: 3 per message + "system"
 
 
 @dataclass
@@ -379,10 +380,8 @@ class Assembler:
         cfg = self._config.context
         if not cfg.compact:
             return [], before, tail, None
-        namespace = request.namespace
-        overhead = PER_MESSAGE + self._counter.count("system")
-        budget = int(capacity * cfg.summary_share) - overhead
-        stored = self._tasks.latest_summary(namespace, task_id)
+        budget = int(capacity * cfg.summary_share) - _SUMMARY_OVERHEAD
+        stored = self._tasks.latest_summary(request.namespace, task_id)
         if stored is not None and (stored.last >= len(messages) or digest(messages, stored.last) != stored.digest):
             warnings.append(f"the messages up to messages[{min(stored.last, len(messages) - 1)}] differ from those "
                             f"summary version {stored.version} covers; the history is summarised afresh")
@@ -399,52 +398,60 @@ class Assembler:
             return sent, before, tail, _in_use(stored, False)
         units = [u for u in (*group(before), *group(tail)) if not any(m.pinned for m in u.messages)]
         most = int((cfg.compact_watermark - cfg.summary_share) * capacity / 2)
-        cut = boundary(units, lambda u: self._tokens(u.messages), cfg.keep_turns, most)
-        if cut == 0 and not too_big:
+        span = [m for u in units[:boundary(units, lambda u: self._tokens(u.messages), cfg.keep_turns, most)]
+                for m in u.messages]
+        # Compactions come in runs of at least the gap they leave below the watermark: a smaller span (only the
+        # newest unit is large) is not worth a new version; the last resort in _fit_history fits it.
+        if not too_big and (not span or self._tokens([messages[m.index] for m in span]) < most):
             return sent, before, tail, _in_use(stored, False)
-        span_at = {m.index for u in units[:cut] for m in u.messages}
-        if not too_big and self._tokens([messages[i] for i in span_at]) < most:
-            # Compactions come in runs of at least the gap they leave below the watermark: a span smaller than
-            # that (only the newest unit is large) is not worth a new version; the last resort below fits it.
-            return sent, before, tail, _in_use(stored, False)
-        last = max(span_at) if span_at else covered
-        original = [messages[i] for i in sorted(span_at)]
-        later = [m for m in [*before, *user, *tail] if m.index not in span_at]
-        first = stored.first if stored is not None else (original[0].index if original else 0)
+        at = {m.index for m in span}
+        later = [m for m in [*before, *user, *tail] if m.index not in at]
+        version = self._new_version(request, task_id, messages, [messages[i] for i in sorted(at)], later, stored,
+                                    budget, query, shown, actions, warnings)
+        return ([Message(-1, "system", version.text, pinned=True)], [m for m in before if m.index not in at],
+                [m for m in tail if m.index not in at], _in_use(version, True))
+
+    def _new_version(self, request: ContextRequest, task_id: str, messages: Sequence[Message],
+                     span: list[Message], later: list[Message], stored: SummaryVersion | None, budget: int,
+                     query: str, shown: Sequence[FactRecord], actions: list[Action],
+                     warnings: list[str]) -> SummaryVersion:
+        """Summarise `span` (the request's messages as sent) onto the stored version, offload its whole text and
+        store the new version; `span` may be empty when only a smaller window asks for a shorter summary."""
+        namespace = request.namespace
+        last = span[-1].index if span else stored.last if stored is not None else 0
+        first = stored.first if stored is not None else (span[0].index if span else 0)
         upto = [m for m in messages[:last + 1] if m.role == "user" and not m.ephemeral]
         facts = self._covered_facts(request, task_id, upto)
         # As for the facts (_constraints): a long user message is pasted material, whose imperatives are not rules.
-        short = [m for m in upto if self._counter.count(m.content) <= cfg.observe_max_tokens]
+        short = [m for m in upto if self._counter.count(m.content) <= self._config.context.observe_max_tokens]
         ref = digest(messages, last)
         earlier = stored.references[-1] if stored is not None and stored.references else None
-        key = self._tasks.add(namespace, task_id, "note", span_text(original, earlier),
-                              metadata={"compacted": [original[0].index, last]} if original else None,
-                              ref=ref[:32], parent_task_id=request.parent_task_id).key if original else None
+        key = self._tasks.add(namespace, task_id, "note", span_text(span, earlier),
+                              metadata={"compacted": [span[0].index, last]}, ref=ref[:32],
+                              parent_task_id=request.parent_task_id).key if span else None
         # The facts in the constraints block are stated there, first in the context; the summary keeps the others
         # (when the block leaves out what the rules observed) and what the user said as a rule in passing.
         in_block = {f.id for f in shown}
-        made = summarise(original, self._counter, budget, constraints=[f.text for f in facts if f.id not in in_block],
+        made = summarise(span, self._counter, budget, constraints=[f.text for f in facts if f.id not in in_block],
                          instructions=instructions(short, [f.text for f in facts]),
                          references=[key] if key else [], prior=stored.sections if stored else None,
                          later=later, query=query, first=first, last=last)
         name = "extractive"
-        if self._summariser is not None and original:
+        if self._summariser is not None and span:
             extractive = made
-            made, said = self._summariser.summarise(original, extractive, budget)
+            made, said = self._summariser.summarise(span, extractive, budget)
             warnings += said
             if made.text != extractive.text:
                 name = self._summariser.name
-        covered_tokens = self._tokens(original) + (stored.covered_tokens if stored is not None else 0)
         version = self._tasks.add_summary(
             namespace, task_id, first=first, last=last, digest=ref, text=made.text, tokens=made.tokens,
-            covered_tokens=covered_tokens, sections=made.sections,
-            dropped=tuple({"text": t, "reason": r} for t, r in made.dropped),
+            covered_tokens=self._tokens(span) + (stored.covered_tokens if stored is not None else 0),
+            sections=made.sections, dropped=tuple({"text": t, "reason": r} for t, r in made.dropped),
             references=made.sections.get("References", ()), summariser=name, parent_task_id=request.parent_task_id)
-        actions.append(Action("compacted", original[0].index if original else first,
-                              self._tokens(original) + (stored.tokens + overhead if stored else 0),
-                              made.tokens + overhead, key, detail=f"summary version {version.version}"))
-        return ([Message(-1, "system", made.text, pinned=True)], [m for m in before if m.index not in span_at],
-                [m for m in tail if m.index not in span_at], _in_use(version, True))
+        actions.append(Action("compacted", span[0].index if span else first,
+                              self._tokens(span) + (stored.tokens + _SUMMARY_OVERHEAD if stored else 0),
+                              made.tokens + _SUMMARY_OVERHEAD, key, detail=f"summary version {version.version}"))
+        return version
 
     def _covered_facts(self, request: ContextRequest, task_id: str, users: Sequence[Message]) -> list[FactRecord]:
         """The facts in force that the covered user messages stated (as observed this turn) and the pinned ones."""

@@ -1,8 +1,8 @@
 """An extractive summary of a span of history: a brief the next turn can work from, never a paraphrase.
 
 Fixed sections (seed 003 §3.3), in this order: *User constraints* (given by the caller: the facts in force the
-constraints block does not already state, never rewritten or cut, and what the user said as a rule in passing), *Open* (pending
-steps, errors), *Decisions*, *Done* (steps and their results), *Key data* (identifiers verbatim,
+constraints block does not already state, never rewritten or cut, and what the user said as a rule in passing),
+*Open* (pending steps, errors), *Decisions*, *Done* (steps and their results), *Key data* (identifiers verbatim,
 memory.context.identifiers), *Earlier* (the far span: a short overview of what an earlier version of the summary
 held) and *References* (the task items holding the whole text). Sentences are picked by cue words in English and
 Chinese; no model is called.
