@@ -194,12 +194,18 @@ class Assembler:
                             f"{', '.join(left_out)}")
 
         spare = rest - (tools_tokens - pinned_tools)
-        # The history's room when it wants all it may have: what the watermark and the summary's share are of.
-        most = allocate(spare, weights, {"history": spare, "tool_results": spare,
-                                         "retrieval": spare if wants_recall else 0})
+        # The history's room when it wants all it may have: what the watermark and the summary's share are of. It
+        # leaves the latest message out: a long pasted message squeezes this turn, and a summary rewritten for it
+        # would lose for good what it had room for before.
+        steady = spare + self._tokens(user)
+        most = allocate(steady, weights, {"history": steady, "tool_results": steady,
+                                          "retrieval": steady if wants_recall else 0})
         summary, before, tail, in_use = self._compact(request, task_id, messages, before, user, tail,
                                                        most["history"] + most["tool_results"], query, facts,
                                                        actions, warnings)
+        if in_use is not None and self._tokens(summary) > spare // 2:
+            summary = self._shortened(task_id, request.namespace, in_use, spare, warnings)
+            in_use = in_use if summary else None  # the report names the summary sent, and none was
         history_cost = self._tokens([m for m in [*summary, *before, *tail] if m.role != "tool"])
         results_cost = self._tokens([m for m in [*before, *tail] if m.role == "tool"])
         # Retrieval takes what the history does not need of its share, and never the summary's room.
@@ -452,6 +458,24 @@ class Assembler:
                               self._tokens(span) + (stored.tokens + _SUMMARY_OVERHEAD if stored else 0),
                               made.tokens + _SUMMARY_OVERHEAD, key, detail=f"summary version {version.version}"))
         return version
+
+    def _shortened(self, task_id: str, namespace: str, in_use: SummaryInUse, room: int,
+                   warnings: list[str]) -> list[Message]:
+        """The summary in use cut to its constraints and newest reference within half of `room`, for this turn
+        only (its stored version stays as it is for the turns after); nothing when even those exceed `room`."""
+        version = self._tasks.summary(namespace, task_id, in_use.version)
+        short = summarise([], self._counter, max(room // 2 - _SUMMARY_OVERHEAD, 0),
+                          constraints=version.sections.get("User constraints", ()),
+                          references=version.references[-1:], first=version.first, last=version.last)
+        if short.tokens + _SUMMARY_OVERHEAD > room:
+            warnings.append(f"this turn leaves {room} tokens for the history, too few for summary version "
+                            f"{version.version} even cut to its constraints ({short.tokens} tokens): it was not "
+                            "sent this turn, the stored version is unchanged")
+            return []
+        warnings.append(f"this turn leaves too little room for summary version {version.version} "
+                        f"({version.tokens} tokens); its constraints and newest reference were sent ({short.tokens} "
+                        "tokens), the stored version is unchanged")
+        return [Message(-1, "system", short.text, pinned=True)]
 
     def _covered_facts(self, request: ContextRequest, task_id: str, users: Sequence[Message]) -> list[FactRecord]:
         """The facts in force that the covered user messages stated (as observed this turn) and the pinned ones."""

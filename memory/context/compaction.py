@@ -12,6 +12,7 @@ messages reuses it as it is, byte for byte; one that sends other messages (an ed
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -33,13 +34,14 @@ _MAX_INSTRUCTION_CHARS = 240  # a longer sentence is explanation or pasted text,
 
 
 def digest(messages: Sequence[Message], last: int) -> str:
-    """A hash of the request's messages up to index `last`, as they were sent."""
-    h = hashlib.sha256()
+    """A hash of the request's messages up to index `last`, as they were sent (checked every turn: one join and
+    one hash, not one per message)."""
+    parts = []
     for message in messages[:last + 1]:
-        calls = "\x02".join(f"{c.id}\x03{c.name}\x03{c.arguments}" for c in message.tool_calls)
-        h.update(f"{message.role}\0{message.content}\0{message.tool_call_id or ''}\0{calls}\x01"
-                 .encode("utf-8", "surrogatepass"))
-    return h.hexdigest()
+        parts += [message.role, message.content, message.tool_call_id or ""]
+        parts += [f"{c.id}\x03{c.name}\x03{c.arguments}" for c in message.tool_calls]
+        parts.append("\x01")
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def triggered(size: int, room: int, watermark: float) -> bool:
@@ -62,19 +64,22 @@ def boundary(units: Sequence[Unit], cost: Callable[[Unit], int], keep_turns: int
 
 def instructions(messages: Sequence[Message], known: Sequence[str] = ()) -> list[str]:
     """The user's sentences worded as rules, in order, once each, leaving out those a known fact already states."""
-    said = [clean(k) for k in known]
+    said = [k for k in (clean(k) for k in known) if k]
     out: list[str] = []
     for message in messages:
         if message.role != "user":
             continue
-        for sentence in split_sentences(message.content):
-            text = clean(sentence)
-            if len(text) > _MAX_INSTRUCTION_CHARS or not _INSTRUCTION.search(text):
-                continue
-            if any(text in k or k in text for k in said) or text in out:
-                continue
-            out.append(text)
+        for text in _worded_as_rules(message.content):
+            if not any(text in k or k in text for k in said) and text not in out:
+                out.append(text)
     return out
+
+
+@functools.lru_cache(maxsize=16384)
+def _worded_as_rules(text: str) -> tuple[str, ...]:
+    """A message's sentences worded as rules, remembered: every compaction reads every covered user message."""
+    found = (clean(s) for s in split_sentences(text))
+    return tuple(t for t in found if len(t) <= _MAX_INSTRUCTION_CHARS and _INSTRUCTION.search(t))
 
 
 def span_text(messages: Sequence[Message], earlier: str | None = None) -> str:

@@ -12,7 +12,8 @@ out, an error or pending step that a later sentence reports fixed or done is lef
 conversation rejected; each is listed in `dropped` with its reason. Then, within `budget`: constraints first, then
 references, then the other sections' items, the most salient first (sharing the most terms with what comes after
 the span: the later turns and the query), the far overview last; each section is written in the order it was
-said. The summary fits `budget` exactly as the tokenizer counts it; only the constraints may take it over.
+said. The summary fits `budget` exactly as the tokenizer counts it; only the constraints and the newest reference may
+take it over.
 """
 
 from __future__ import annotations
@@ -280,7 +281,8 @@ def _fit(picked: dict[str, list[str]], counter: TokenCounter, budget: int, first
             order = sorted(order, key=lambda i: (-weight[i], -i))  # ties: the most recent first
         for i in order:
             cost = counter.count(f"- {items[i]}\n") + (0 if shown in opened else counter.count(f"### {shown}\n"))
-            if name != "User constraints" and (spent + cost > budget or spent + cost > limit):
+            newest = name == "References" and not chosen[name]  # the link to every compacted message: kept
+            if name != "User constraints" and not newest and (spent + cost > budget or spent + cost > limit):
                 if name == "References":
                     break  # older ones only through the newer
                 continue
@@ -294,7 +296,8 @@ def _fit(picked: dict[str, list[str]], counter: TokenCounter, budget: int, first
     # Line costs add up exactly for lines that start with "-" or "#" after a newline; the whole is counted to be
     # sure, and the lowest-priority line dropped while over.
     tokens = counter.count(text)
-    floor = {"User constraints": len(picked["User constraints"])}  # the constraints themselves are never cut
+    # The constraints themselves are never cut, nor the newest reference.
+    floor = {"User constraints": len(picked["User constraints"]), "References": min(1, len(picked["References"]))}
     for name in ("Earlier", "Key data", "Done", "Decisions", "Open", "References", "User constraints"):
         while tokens > budget and len(kept[name]) > floor.get(name, 0):
             kept[name].pop(0 if name == "References" else -1)

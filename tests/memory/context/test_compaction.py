@@ -250,3 +250,29 @@ def test_a_large_constraints_block_and_a_summary_still_fit_a_small_window(memory
         result = memory.context("ns", session(n, lang), window=6144, output_reserve=1024, task_id=f"big-{lang}")
         check_fits(memory, result)
         assert result.report.summary is not None and result.report.tokens["constraints"] > 1500
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_long_pasted_message_does_not_shrink_the_stored_summary(memory: Memory, lang: str) -> None:
+    """A turn whose message fills most of the window sends a shortened summary for that turn only; the stored
+    version, and what the next turns get, are the summary as it was."""
+    messages = session(100, lang)
+    first = memory.context("ns", messages, window=8192, task_id=f"paste-{lang}", recall=False)
+    version = first.report.summary.version
+    stored = memory.tasks.summary("ns", f"paste-{lang}", version)
+    # Sized to leave this turn less room than the stored summary takes.
+    line = "line of the build log with details; " if lang == "en" else "构建日志的一行，包含细节；"
+    room = first.report.budget.available - first.report.tokens["system"] - first.report.tokens["constraints"]
+    pasted = line
+    while memory.counter.count(pasted + line) < room - stored.tokens - 12:
+        pasted += line
+    squeezed = memory.context("ns", [*messages, {"role": "assistant", "content": "OK."},
+                                     {"role": "user", "content": pasted}], window=8192, task_id=f"paste-{lang}",
+                              recall=False)
+    check_fits(memory, squeezed)
+    assert squeezed.report.summary.version == version and not squeezed.report.summary.created
+    assert any("stored version is unchanged" in w for w in squeezed.report.warnings)
+    sent = next(m["content"] for m in squeezed.messages if (m["content"] or "").startswith("## Summary"))
+    assert memory.tasks.summary("ns", f"paste-{lang}", version) == stored
+    assert stored.references[-1] in sent and len(sent) < len(stored.text)
+    assert [v.version for v in memory.tasks.summaries("ns", f"paste-{lang}")][-1] == version
