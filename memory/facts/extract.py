@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from memory.facts import guards
 from memory.facts.model import Clause, ExtractedFact, Extraction, Ignored
 from memory.facts.normalize import agree, normalize_group, normalize_key, strip_edges
+from memory.facts.qualify import budget_subject
 from memory.facts.rules import Markers, Rule, RuleSet
 from memory.facts.sentences import (
     Span,
@@ -228,6 +229,8 @@ def _build(rule: Rule, match: re.Match[str], rules: RuleSet, lang: str, text: st
     subject, value = fill(rule.key), agree(fill(rule.value))
     if not subject or not value:
         return None
+    if subject == "budget":  # a budget for one thing is not a budget for another (memory.facts.qualify)
+        subject = budget_subject(text)
     return ExtractedFact(key=normalize_key(rule.kind, subject), value=value, kind=rule.kind, text=text, rule=rule.id)
 
 

@@ -6,6 +6,8 @@ import builtins
 import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 from memory.clock import Clock, to_iso
 from memory.config import FactsConfig, LimitsConfig
@@ -25,6 +27,14 @@ __all__ = ["FactMemory", "check_scope"]
 
 _SCOPE = re.compile(r"global|(project|session):[A-Za-z0-9._:@\-]{1,128}")
 _KEY = re.compile(r"[^\s].{0,199}", re.S)
+_BUDGET = "limit:budget"
+# A clause (or the one just before it) that corrects what was said: a budget in it that names no thing replaces the
+# budget stated last, whatever that one was for (memory.facts.qualify gives budgets for different things their own
+# keys).
+_CORRECTION = re.compile(
+    r"\b(?:actually|scratch that|make (?:that|it)|change (?:that|it)|correction|instead|on second thought|"
+    r"no wait|i meant|never mind)\b|算了|改成|改为|改到|换成|不对|更正|其实",
+    re.IGNORECASE)
 
 
 def check_scope(scope: str) -> str:
@@ -155,6 +165,15 @@ class FactMemory:
             ))
         return found
 
+    def _latest_budget(self, db: Any, namespace: str, scope: str) -> str | None:
+        """The key of the budget in force stated last ("budget", or "budget for <thing>"): what a correction
+        that names no thing ("actually, make that $1,500", "算了，改成800元") corrects."""
+        row = db.execute(
+            "SELECT key FROM facts WHERE namespace = ? AND scope = ? AND superseded_at IS NULL "
+            "AND (key = ? OR key LIKE ?) ORDER BY rowid DESC LIMIT 1",  # rowid: the order written
+            [namespace, scope, _BUDGET, _BUDGET + " for%"]).fetchone()
+        return str(row[0]) if row else None
+
     def _write(self, namespace: str, scope: str, clauses: Sequence[Clause], source: str | None,
                pin: bool | None) -> FactChange:
         stored: list[FactRecord] = []
@@ -162,7 +181,10 @@ class FactMemory:
         outcomes: list[Outcome] = []
         with self._store.transaction() as db:
             now = to_iso(self._clock())
+            said_before = ""
             for clause in clauses:
+                correcting = bool(_CORRECTION.search(said_before + " " + clause.text))
+                said_before = clause.text
                 if not clause.facts:
                     outcomes.append(Outcome(clause.text, "ignored", clause.reason or guards.NO_FACT))
                     continue
@@ -170,6 +192,8 @@ class FactMemory:
                 replaced: list[str] = []
                 known: list[FactRecord] = []
                 for fact in clause.facts:
+                    if correcting and fact.key == _BUDGET:
+                        fact = replace(fact, key=self._latest_budget(db, namespace, scope) or fact.key)
                     current = self._rows.current(db, namespace, scope, fact.key)
                     pinned = pin if pin is not None else (
                         current.pinned if current else fact.kind in self._config.auto_pin_kinds)
