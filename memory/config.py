@@ -190,6 +190,7 @@ class ContextConfig:
     compact_watermark: float = 0.70
     keep_turns: int = 4
     summary_share: float = 0.25
+    constraints_share: float = 0.15
 
 
 @dataclass(frozen=True)
@@ -319,7 +320,7 @@ _UNIT_INTERVAL = {
     ("retrieval", "dense_ceiling"), ("retrieval", "coverage_weight"), ("retrieval", "duplicate_similarity"),
     ("retrieval", "duplicate_penalty"), ("retrieval", "supersede_similarity"), ("retrieval", "neighbour_weight"),
     ("retrieval", "turn_context"), ("retrieval", "speaker_boost"), ("retrieval", "date_boost"),
-    ("context", "compact_watermark"), ("context", "summary_share"),
+    ("context", "compact_watermark"), ("context", "summary_share"), ("context", "constraints_share"),
 }
 
 # 0 switches the feature off.

@@ -31,7 +31,7 @@ from memory.config import Config
 from memory.context import allocation
 from memory.context.budget import budget as make_budget
 from memory.context.compaction import boundary, digest, instructions, span_text, triggered
-from memory.context.constraints import block, concerns_this_task, restatement
+from memory.context.constraints import BLOCK_HEADER, block, concerns_this_task, restatement
 from memory.context.ephemeral import drop_ephemeral
 from memory.context.messages import PER_MESSAGE, REPLY_PRIMING, Message, group, message_tokens, parse_messages
 from memory.context.model import Action, ContextReport, ContextRequest, ContextResult, SummaryInUse
@@ -145,7 +145,8 @@ class Assembler:
         actions += processed
         # A processed result pruned later points at its original, offloaded when it was processed.
         offload.originals.update({a.index: a.key for a in processed if a.index is not None and a.key is not None})
-        facts = self._constraints(request, task_id, [m for m in messages if m.role == "user" and not m.ephemeral])
+        facts, said_at = self._constraints(request, task_id,
+                                           [m for m in messages if m.role == "user" and not m.ephemeral])
         body_t, pruned = prune_tool_results(body, self._counter, offload, keep=cfg.keep_tool_results,
                                             cap_tokens=cfg.tool_result_cap, batch_tokens=cfg.prune_batch_tokens,
                                             protected={i for i, m in enumerate(body) if m.pinned})
@@ -156,6 +157,12 @@ class Assembler:
         user = [m for m in body_t if m.index == at]
         tail = [m for m in body_t if m.index > at]
 
+        facts, left_out_facts = self._capped(facts, said_at, int(window.available * cfg.constraints_share))
+        if left_out_facts:
+            warnings.append(f"the constraints block holds what the conversation's rules state; the "
+                            f"{len(left_out_facts)} oldest unpinned ones were left out of it to keep it within "
+                            f"context.constraints_share of the window (they stay in fact memory, and a compacted "
+                            "history's summary keeps them while it has room)")
         constraints = self._constraint_messages(facts, bool(before))
         fixed = {"system": self._tokens(turn.system), "constraints": self._tokens(constraints),
                  "current": self._tokens(user) + REPLY_PRIMING, "pinned_tools": pinned_tools}
@@ -320,18 +327,22 @@ class Assembler:
         self._reductions[memo] = done
         return done
 
-    def _constraints(self, request: ContextRequest, task_id: str, users: Sequence[Message]) -> list[FactRecord]:
-        """The facts for the constraints block: pinned ones in force and those the user messages state."""
+    def _constraints(self, request: ContextRequest, task_id: str,
+                     users: Sequence[Message]) -> tuple[list[FactRecord], dict[tuple[str, str], int]]:
+        """The facts for the constraints block: pinned ones in force and those the user messages state; and for
+        each stated one, the index of the last message stating it (what "newest" means when the block is full)."""
         scopes = _scopes(request, task_id)
-        keys: set[tuple[str, str]] = set()
+        said_at: dict[tuple[str, str], int] = {}
         if self._config.context.observe_facts:
             longest = self._config.context.observe_max_tokens
             for message in users:
                 # A long message is mostly pasted material (an article, a log) whose imperatives are not the
                 # user's rules (bench/context_trace.py has one); the rules read the short ones.
                 if self._counter.count(message.content) <= longest:
-                    keys |= self._observe(request.namespace, task_id, message)
-        return [f for f in self._facts.list(request.namespace, scopes=scopes) if f.pinned or (f.scope, f.key) in keys]
+                    said_at.update(dict.fromkeys(self._observe(request.namespace, task_id, message), message.index))
+        facts = [f for f in self._facts.list(request.namespace, scopes=scopes)
+                 if f.pinned or (f.scope, f.key) in said_at]
+        return facts, said_at
 
     def _observe(self, namespace: str, task_id: str, message: Message) -> frozenset[tuple[str, str]]:
         cache_key = (namespace, task_id, message.content)
@@ -351,6 +362,28 @@ class Assembler:
             if len(self._observed) > _OBSERVED_SIZE:
                 self._observed.popitem(last=False)
         return keys
+
+    def _capped(self, facts: list[FactRecord], said_at: Mapping[tuple[str, str], int],
+                cap: int) -> tuple[list[FactRecord], list[FactRecord]]:
+        """The block's facts within `cap` tokens: every pinned one (they must fit the window, checked after), then
+        the unpinned ones the conversation stated, the last stated first; and those left out."""
+        if self._tokens(self._constraint_messages(facts, False)) <= cap:
+            return facts, []
+        kept = [f for f in facts if f.pinned]
+        observed = sorted((f for f in facts if not f.pinned),
+                          key=lambda f: (said_at.get((f.scope, f.key), -1), f.updated_at, f.id), reverse=True)
+        # A block line costs what "\n- <text>" does (lines after a newline add up); the whole is counted after.
+        spent = self._tokens(self._constraint_messages(kept, False)) if kept else PER_MESSAGE + 1 + \
+            self._counter.count(BLOCK_HEADER)
+        taken = []
+        for fact in observed:
+            line = self._counter.count("\n- " + " ".join(fact.text.split()))
+            if spent + line <= cap:
+                taken.append(fact)
+                spent += line
+        while taken and self._tokens(self._constraint_messages([*kept, *taken], False)) > cap:
+            taken.pop()
+        return [*kept, *taken], [f for f in observed if f not in taken]
 
     def _constraint_messages(self, facts: Sequence[FactRecord], has_history: bool) -> list[Message]:
         """[the constraints block, the restatement] (either may be absent; the restatement only after history)."""
@@ -438,8 +471,9 @@ class Assembler:
         # The facts in the constraints block are stated there, first in the context; the summary keeps the others
         # (when the block leaves out what the rules observed) and what the user said as a rule in passing.
         in_block = {f.id for f in shown}
-        made = summarise(span, self._counter, budget, constraints=[f.text for f in facts if f.id not in in_block],
-                         instructions=instructions(short, [f.text for f in facts]),
+        made = summarise(span, self._counter, budget,
+                         instructions=[*(f.text for f in facts if f.id not in in_block),
+                                       *instructions(short, [f.text for f in facts])],
                          references=[key] if key else [], prior=stored.sections if stored else None,
                          later=later, query=query, first=first, last=last)
         name = "extractive"

@@ -276,3 +276,31 @@ def test_a_long_pasted_message_does_not_shrink_the_stored_summary(memory: Memory
     assert memory.tasks.summary("ns", f"paste-{lang}", version) == stored
     assert stored.references[-1] in sent and len(sent) < len(stored.text)
     assert [v.version for v in memory.tasks.summaries("ns", f"paste-{lang}")][-1] == version
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_constraints_block_keeps_its_share_newest_first_and_the_summary_keeps_the_rest(memory: Memory,
+                                                                                            lang: str) -> None:
+    """A long conversation states many preferences and budgets for different things: the pinned rule stays in the
+    block, the stated ones fill it newest first within constraints_share, and a compacted history's summary holds
+    the older ones; the turn still fits a small window."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a travel assistant."},
+                                      {"role": "user", "content": CONSTRAINTS[lang][0]},
+                                      {"role": "assistant", "content": "OK."}]
+    for i in range(60):
+        said = (f"I love hiking near lake number {i}. My budget for trip {i} is ${100 + i}." if lang == "en"
+                else f"我喜欢去第{i}号湖边徒步。第{i}次旅行的预算是{100 + i}元。")
+        messages += [{"role": "user", "content": said},
+                     {"role": "assistant", "content": ("Noted. " if lang == "en" else "好的。") * 40}]
+    messages.append({"role": "user", "content": "Plan the next trip." if lang == "en" else "帮我规划下一次旅行。"})
+    result = memory.context("ns", messages, window=8192, task_id=f"cap-{lang}", recall=False)
+    check_fits(memory, result)
+    block = result.messages[1]["content"]
+    assert CONSTRAINTS[lang][0].split("，")[-1].rstrip("。.") in block  # the pinned rule
+    assert memory.counter.count(block) <= 0.15 * result.report.budget.available
+    assert any("oldest unpinned ones were left out" in w for w in result.report.warnings)
+    newest = "lake number 59" if lang == "en" else "第59号湖边"
+    oldest = "lake number 0." if lang == "en" else "第0号湖边"
+    assert newest in block and oldest not in block
+    summary = next(m["content"] for m in result.messages if (m["content"] or "").startswith("## Summary"))
+    assert oldest.rstrip(".") in summary or oldest in summary
