@@ -91,7 +91,8 @@ def _sentence(message: _Message, span: Span) -> list[_Unit]:
     start, end = strip_edges(message.work, span.start, span.end, markers)
     units: list[_Unit] = []
     if start < end:
-        verdict = guards.judge_sentence(message.work[start:span.end], markers)
+        verdict = guards.judge_sentence(message.work[start:span.end], markers,
+                                        whole=message.work[span.start:span.end])
         if verdict is not None:
             return [_Unit(span, reason=verdict.reason)]
         # Either language's new-clause conjunctions cut a sentence that mixes the two.

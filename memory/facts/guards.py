@@ -38,9 +38,14 @@ class Verdict:
     carries: bool = False
 
 
-def judge_sentence(sentence: str, markers: Markers) -> Verdict | None:
-    """Reject a whole sentence that asks a question, sets up a hypothetical or hangs on a condition ('if ...')."""
-    if markers.question is not None and markers.question.search(sentence):
+def judge_sentence(sentence: str, markers: Markers, whole: str | None = None) -> Verdict | None:
+    """Reject a whole sentence that asks a question, sets up a hypothetical or hangs on a condition ('if ...').
+
+    `whole` is the sentence before its lead-in was stripped, where a request frame ("Could you ...") is seen.
+    """
+    # A request worded as a question ("Could you not use bullet points?", "能不能别用表格？") asks for a rule.
+    request = markers.request is not None and markers.request.search((whole or sentence).strip()) is not None
+    if not request and markers.question is not None and markers.question.search(sentence):
         return Verdict(QUESTION)
     if markers.hypothetical is not None and markers.hypothetical.search(sentence):
         return Verdict(HYPOTHETICAL)
