@@ -196,7 +196,8 @@ class FactMemory:
                         fact = replace(fact, key=self._latest_budget(db, namespace, scope) or fact.key)
                     current = self._rows.current(db, namespace, scope, fact.key)
                     pinned = pin if pin is not None else (
-                        current.pinned if current else fact.kind in self._config.auto_pin_kinds)
+                        current.pinned if current else fact.kind in self._config.auto_pin_kinds
+                        and not fact.key.startswith(_BUDGET + " for"))  # about one thing: recalled, not standing
                     if current and (current.value, current.kind, current.pinned) == (fact.value, fact.kind, pinned):
                         ids.append(current.id)
                         known.append(current)

@@ -188,7 +188,8 @@ class _Merged:
         one = {n: self._alternation(found.get(n, [])) for n in MARKER_NAMES if n != "filler"}
         fillers = tuple(_compile(Path(self.sources[-1]), "filler", p, self.fragments) for p in found.get("filler", []))
         return Markers(
-            question=one["question"], request=one["request"], hypothetical=one["hypothetical"], conditional=one["conditional"],
+            question=one["question"], request=one["request"], hypothetical=one["hypothetical"],
+            conditional=one["conditional"],
             reported=one["reported"], negated=one["negated"], lead_in=one["lead_in"], trailer=one["trailer"],
             cue=one["cue"], deictic=one["deictic"], light_verb=one["light_verb"], filler=fillers,
             conjunction=one["conjunction"], new_clause=one["new_clause"],

@@ -70,3 +70,12 @@ def test_a_plain_budget_without_a_correction_does_not_take_over_a_named_one(fact
     facts.observe("ns", "My budget is under $500.")
     assert {f.key: f.value for f in facts.list("ns")} == {"limit:budget for rent": "800 USD",
                                                           "limit:budget": "500 USD"}
+
+
+def test_a_budget_for_one_thing_is_not_a_standing_constraint(facts: FactMemory) -> None:  # noqa: F811
+    """A plain budget is pinned like every limit; one for a named thing is kept and recalled when relevant, not
+    put in every context (a long conversation states many)."""
+    facts.observe("ns", "My budget is under $500.")
+    facts.observe("ns", "My maximum monthly rent budget is $800.")
+    pinned = {f.key: f.pinned for f in facts.list("ns")}
+    assert pinned == {"limit:budget": True, "limit:budget for rent": False}
