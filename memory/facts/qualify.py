@@ -19,8 +19,8 @@ _GENERIC_EN = frozenset(
     "realistic approximate estimated planned set fixed budget per month week year day is was be of".split())
 # What "for ..." names when it names no thing.
 _FOR_NOTHING = frozenset(
-    "this that it now me us you him her them everything all anything something both each now now. the month "
-    "week year day one".split())
+    "this that it now me us you him her them everything all anything something both each month week year day "
+    "one".split())
 _BEFORE = re.compile(r"((?:[a-z][a-z-]*\s+){1,4})budget\b", re.IGNORECASE)
 _FOR = re.compile(r"\bbudget\b[^.;]*?\bfor\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+|this\s+|your\s+)?"
                   r"(?P<thing>[a-z][a-z-]*(?:\s+(?:and|&)\s+[a-z][a-z-]*)?)", re.IGNORECASE)
