@@ -89,6 +89,11 @@ class CachingCounter(TokenCounter):
                 self._counts.popitem(last=False)
         return tokens
 
+    def forget(self) -> None:
+        """Drop the remembered texts (a deletion must leave no copy of them)."""
+        with self._lock:
+            self._counts.clear()
+
 
 @functools.lru_cache(maxsize=4)
 def get_counter(encoding: str = "cl100k_base") -> TokenCounter:

@@ -7,11 +7,13 @@
 4. Observe the user messages' constraints into fact memory (once per message), so that one said in passing
    survives when its message is pruned or dropped.
 5. Put old and oversized tool results behind references, in batches (memory.context.tool_results).
-6. Take what is never cut (system prompt, constraints block and restatement, current turn), share the rest
-   between tools, retrieval, history and tool results (memory.context.allocation), choose the tools, recall into
-   the retrieval share, prune more tool results and drop the oldest history where a share is exceeded.
-7. Write the turn in a cache-stable order: system prompt, tools (sorted), constraints, retrieved memory, history,
-   the constraints restated, the current turn; `prefix_hash` covers the first three.
+6. Take what is never cut (system prompt, constraints block within its share and restatement, current turn),
+   share the rest between tools, retrieval, history and tool results (memory.context.allocation), choose the
+   tools, compact the older history into a stored summary past the watermark (memory.context.compaction), recall
+   into the retrieval share, and last prune more tool results and drop the oldest history where a share is still
+   exceeded.
+7. Write the turn in a cache-stable order: system prompt, tools (sorted), constraints, the history's summary,
+   history, retrieved memory, the constraints restated, the current turn; `prefix_hash` covers the first three.
 
 Offloaded texts are task items of the request's task (a conversation without `task_id` gets one derived from its
 first messages, reported as `task_id`), added once per text (TaskMemory.add's `ref`), so a placeholder names the
@@ -49,6 +51,7 @@ from memory.share import allocate
 from memory.task import TaskMemory
 from memory.task.model import SummaryVersion
 from memory.task.policy import check_task_id
+from memory.text import remembered
 from memory.tokens import CachingCounter, TokenCounter
 
 __all__ = ["Assembler", "Recall", "Recalled"]
@@ -103,6 +106,18 @@ class Assembler:
         self._selected: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
         self._observed: OrderedDict[tuple[str, str, str], frozenset[tuple[str, str]]] = OrderedDict()  # by text
         self._lock = threading.Lock()
+        remembered.register(self.forget)
+
+    def forget(self) -> None:
+        """Drop every text remembered from requests (a deletion must leave no copy: memory.text.remembered)."""
+        with self._lock:
+            self._costs.clear()
+            self._reductions.clear()
+            self._item_ids.clear()
+            self._back_written.clear()
+            self._selected.clear()
+            self._observed.clear()
+        self._counter.forget()
 
     def assemble(self, request: ContextRequest) -> ContextResult:
         """The messages and tools to send for this turn, inside its window, and the report."""

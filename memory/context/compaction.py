@@ -19,9 +19,10 @@ from collections.abc import Callable, Sequence
 
 from memory.bullet import clean
 from memory.context.messages import Message, Unit
+from memory.text import remembered
 from memory.text.sentences import split_sentences
 
-__all__ = ["boundary", "digest", "instructions", "span_text", "triggered"]
+__all__ = ["boundary", "digest", "forget", "instructions", "span_text", "triggered"]
 
 # What a user says as a rule without the fact rules recognising it ("don't use that library", "只分析A列和B列"):
 # kept verbatim among the summary's constraints.
@@ -82,6 +83,11 @@ def _worded_as_rules(text: str) -> tuple[str, ...]:
     return tuple(t for t in found if len(t) <= _MAX_INSTRUCTION_CHARS and _INSTRUCTION.search(t))
 
 
+def forget() -> None:
+    """Clear the sentences remembered from user messages (memory.text.remembered)."""
+    _worded_as_rules.cache_clear()
+
+
 def span_text(messages: Sequence[Message], earlier: str | None = None) -> str:
     """The whole text of a compacted span, one block per message, for the task item its reference names; it ends
     by naming the item of the span before it (`earlier`), so every compacted message stays reachable from the
@@ -94,3 +100,6 @@ def span_text(messages: Sequence[Message], earlier: str | None = None) -> str:
     if earlier is not None:
         blocks.append(f"[the messages before these: task item {earlier}]")
     return "\n\n".join(blocks)
+
+
+remembered.register(forget)

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from memory.bullet import clean
 from memory.context.identifiers import Identifier, identifiers
 from memory.context.messages import Message
+from memory.text import remembered
 from memory.text.sentences import split_sentences
 from memory.tokens import TokenCounter
 
-__all__ = ["SECTIONS", "Summary", "summarise", "terms"]
+__all__ = ["SECTIONS", "Summary", "forget", "summarise", "terms"]
 
 SECTIONS = ("User constraints", "Open", "Decisions", "Done", "Key data", "Earlier", "References")
 
@@ -138,6 +139,13 @@ def terms(text: str) -> frozenset[str]:
             if low not in _STOP:
                 out.add(low)
     return frozenset(out)
+
+
+def forget() -> None:
+    """Clear the sentences, identifiers and terms remembered from messages (memory.text.remembered)."""
+    terms.cache_clear()
+    _identifiers.cache_clear()
+    _sentences.cache_clear()
 
 
 def summarise(messages: Sequence[Message], counter: TokenCounter, budget: int, *,
@@ -313,3 +321,6 @@ def _render(header: str, kept: Mapping[str, Sequence[str]]) -> str:
             lines.append(f"### {name}")
             lines.extend(f"- {item}" for item in kept[name])
     return "\n".join(lines)
+
+
+remembered.register(forget)

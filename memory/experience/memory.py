@@ -34,6 +34,7 @@ from memory.limits import check_count, check_length
 from memory.namespaces import check_namespace
 from memory.snippet import Snippet
 from memory.store import Store
+from memory.text import remembered
 from memory.text.unicode import storable
 from memory.tokens import TokenCounter
 
@@ -235,10 +236,13 @@ class ExperienceMemory:
             raise NotFoundError(
                 f"no document {doc_id!r} in namespace {namespace!r} to delete; list_documents shows the ids"
             )
+        remembered.forget_all()  # sentences of it that a layer above cached
 
     def delete_namespace(self, namespace: str) -> int:
         """Remove every document and memory of the namespace; returns how many there were (0 is fine)."""
-        return self._writer.delete_namespace(namespace)
+        removed = self._writer.delete_namespace(namespace)
+        remembered.forget_all()
+        return removed
 
     def close(self) -> None:
         """Stop the background re-mix (what is left is done at the next open) and the search worker threads."""

@@ -20,7 +20,7 @@ from memory.facts.rules import RuleSet
 from memory.limits import check_length
 from memory.snippet import Snippet
 from memory.store import Store
-from memory.text import terms
+from memory.text import remembered, terms
 from memory.tokens import TokenCounter
 
 __all__ = ["FactMemory", "check_scope"]
@@ -134,7 +134,9 @@ class FactMemory:
             if found is None:
                 raise NotFoundError(f"fact {fact_id!r} does not exist in namespace {namespace!r}")
             self._store.erase_later(db)  # the WAL still holds the deleted versions (memory.erase)
-            return self._rows.delete_lineage(db, namespace, found.scope, found.key)
+            removed = self._rows.delete_lineage(db, namespace, found.scope, found.key)
+        remembered.forget_all()  # sentences of it cached above this tier
+        return removed
 
     def delete_namespace(self, namespace: str) -> int:
         """Hard-delete every fact of a namespace."""
@@ -142,7 +144,8 @@ class FactMemory:
             removed = self._rows.delete_namespace(db, namespace)
             if removed:
                 self._store.erase_later(db)
-            return removed
+        remembered.forget_all()
+        return removed
 
     def snippets(self, namespace: str, query: str, scopes: tuple[str, ...]) -> builtins.list[Snippet]:
         """Recall candidates: pinned facts score 1.0; others by how much of them the query mentions."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from memory.text import remembered
 from memory.tokens import TokenCounter
 
 __all__ = ["first_page", "forget_pages", "page_ends"]
@@ -44,5 +45,8 @@ def _page_end(counter: TokenCounter, text: str, start: int, max_tokens: int) -> 
 
 
 def forget_pages() -> None:
-    """Drop every cached cut (they hold item texts): called when items are deleted, so no copy outlives them."""
+    """Drop every cached cut (they hold item texts): called with every deletion, so no copy outlives them."""
     page_ends.cache_clear()
+
+
+remembered.register(forget_pages)

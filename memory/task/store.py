@@ -17,7 +17,8 @@ from memory.store import Store
 from memory.task import policy, ranking, tree
 from memory.task import summaries as summary_sql  # as: TaskMemory.summaries is a method
 from memory.task.model import AddedItem, Page, SummaryVersion, TaskItem
-from memory.task.pages import first_page, forget_pages, page_ends
+from memory.task.pages import first_page, page_ends
+from memory.text import remembered
 from memory.tokens import TokenCounter
 
 __all__ = ["TaskMemory"]
@@ -279,7 +280,7 @@ class TaskMemory:
                 raise NotFoundError(_no_task(namespace, task_id))
             removed = tree.delete_tree(db, namespace, task_id)
             self._store.erase_later(db)  # the WAL still holds the items' text (memory.erase)
-        forget_pages()
+        remembered.forget_all()
         return removed
 
     def delete_namespace(self, namespace: str) -> int:
@@ -292,7 +293,7 @@ class TaskMemory:
             db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace])
             if db.conn.total_changes > before:
                 self._store.erase_later(db)
-        forget_pages()
+        remembered.forget_all()
         return removed
 
     def promote(self, namespace: str, task_id: str, keys: Sequence[str]) -> tuple[TaskItem, ...]:
@@ -315,7 +316,7 @@ class TaskMemory:
             removed = tree.purge_all(db, now)
             if db.conn.total_changes > before:  # a task may have expired with summaries but no items
                 self._store.erase_later(db)  # expired items' and summaries' text must not stay in the WAL either
-            forget_pages()
+            remembered.forget_all()
         return removed
 
     def _enter(self, namespace: str, task_id: str) -> str:

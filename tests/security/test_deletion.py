@@ -219,7 +219,10 @@ def test_deleting_a_namespace_leaves_no_trace(module_client: TestClient, module_
 CACHES = {
     "tokens.py": "get_counter: tokenizers by name, no stored data",
     "text/analyze.py": "_stem: single words to their stems, no record, id or sentence (see the report)",
-    "task/pages.py": "page_ends: item texts; cleared when items are deleted (checked above)",
+    "task/pages.py": "page_ends: item texts; cleared with every deletion (memory.text.remembered, checked above)",
+    "context/summary.py": "terms, _identifiers, _sentences: of /v1/context messages; cleared with every deletion of "
+                          "tasks, facts, documents or a namespace (memory.text.remembered)",
+    "context/compaction.py": "_worded_as_rules: user messages' rule sentences; cleared as context/summary.py's",
     "embedding/base.py": "_query_cache: recent query texts, not stored records",
     "experience/dense.py": "_handles: Chroma handles by namespace; dropped with the namespace (checked above)",
     "schema.py": "_fold: single words to the index's tokens, as _stem; _tokenizer: a connection, no data",
@@ -231,3 +234,16 @@ def test_every_cache_is_accounted_for() -> None:
     pattern = re.compile(r"lru_cache|functools\.cache\b|_cache\s*[:=]|_handles\s*[:=]")
     found = {path.relative_to(root).as_posix() for path in root.rglob("*.py") if pattern.search(path.read_text())}
     assert found == set(CACHES), f"caches to review for deletion: {sorted(found ^ set(CACHES))}"
+
+
+def test_a_deletion_clears_the_texts_context_assembly_remembered(memory: Memory) -> None:
+    """The sentences, identifiers and counts that /v1/context remembers from a conversation go with any deletion."""
+    from memory.context import summary
+
+    messages = [{"role": "user", "content": f"zorb9 question {i}: what about src/zorb9/{i}.py?"} for i in range(3)]
+    memory.context("zorb9ns", messages, window=8192, task_id="zorb9t", recall=False)
+    summary.terms("zorb9 remembered sentence")
+    assert summary.terms.cache_info().currsize and memory._assembler._costs
+    memory.delete_namespace("zorb9ns")
+    assert summary.terms.cache_info().currsize == 0 and not memory._assembler._costs
+    assert not memory._assembler._observed
