@@ -21,7 +21,7 @@ _COLUMN_LETTER = re.compile(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])")
 _ZH_WEEKDAY = re.compile(r"^(下下|下|这|本|上)?个?(?:周|星期|礼拜)(.)$")
 _ZH_DATE = re.compile(r"^(?:(\d{4})年)?([\d一二三四五六七八九十]{1,3})月([\d一二三四五六七八九十]{1,3})[日号]?$")
 _EN_DAY_MONTH = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([a-z]+)\.?(.*)$")
-_ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
+_ORDINAL = re.compile(r"(?<!the )\b(\d{1,2})(?:st|nd|rd|th)\b")  # "Friday the 14th" keeps its ordinal
 _ZH_PREFIX = {"下下": "the week after next ", "下": "next ", "这": "this ", "本": "this ", "上": "last "}
 _ONE_PLURAL = re.compile(r"(?<![\d.,])\b1 ([a-z]+?)(ie)?s\b")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -146,8 +146,17 @@ def normalize_date(raw: str, vocab: Mapping[str, Mapping[str, str]]) -> str:
         text = f"{day_month.group(2)} {day_month.group(1)}{day_month.group(3)}"
     text = _ORDINAL.sub(r"\1", text)
     # Digits are weekdays only after 周 ("周5"); in "March 5" they stay days of the month.
-    tokens = [weekdays[t] if t.isalpha() and t in weekdays else months.get(t.rstrip("."), t) for t in text.split()]
+    tokens = [_named(t, weekdays, months) for t in text.split()]
     return " ".join(tokens).removeprefix("the ")
+
+
+def _named(token: str, weekdays: Mapping[str, str], months: Mapping[str, str]) -> str:
+    """A weekday or month word by its name ("fri," -> "Friday,"), its trailing comma kept; others as they are."""
+    word = token.rstrip(".,")
+    end = token[len(word):].replace(".", "")
+    if word.isalpha() and word in weekdays:
+        return weekdays[word] + end
+    return months[word] + end if word in months else token
 
 
 def _clean_phrase(raw: str, markers: Markers) -> str:
