@@ -18,9 +18,10 @@ from typing import Any
 
 import httpx
 
+from memory.bullet import clean
 from memory.config import SummariserConfig
 from memory.context.messages import Message
-from memory.context.summary import Summary
+from memory.context.summary import Summary, heading, section
 from memory.tokens import TokenCounter
 
 __all__ = ["ModelSummariser"]
@@ -61,12 +62,12 @@ class ModelSummariser:
         plus warnings (sentences a person understands) saying what happened."""
         if not messages:
             return extractive, []
-        header = _header(extractive)
+        header = heading(extractive.first, extractive.last)
         reply = self._ask(messages, extractive, budget, header)
         if isinstance(reply, _Failure):
             return extractive, [f"{reply.cause}; the extractive summary was used"]
         body, warnings = _keep_extractive(reply, extractive)
-        text = f"{header}\n{body}" if header else body
+        text = f"{header}\n{body}"
         tokens = self.counter.count(text)
         if tokens > budget:
             added = " with the extractive items it dropped" if warnings else ""
@@ -114,8 +115,7 @@ class ModelSummariser:
         """The span as "role: content" lines, then the extractive sections as the facts to keep."""
         lines = [self._line(m) for m in messages]
         span = "\n".join(_cap(lines, self.counter))
-        facts = [f"### {name}\n" + "\n".join(f"- {item}" for item in items)
-                 for name, items in extractive.sections.items() if items]
+        facts = [section(name, items) for name, items in extractive.sections.items() if items]
         must = ", ".join(name for name in _KEPT if extractive.sections.get(name))
         rule = f"Keep every item of {must} verbatim." if must else "Keep every identifier verbatim."
         return (f"Conversation (messages[{extractive.first}] to messages[{extractive.last}]):\n{span}\n\n"
@@ -138,12 +138,6 @@ class _Failure:
     cause: str
 
 
-def _header(extractive: Summary) -> str:
-    """The extractive summary's heading line (the message range), which the model's text is put under."""
-    first = extractive.text.split("\n", 1)[0]
-    return first if first.startswith("#") and not first.startswith("###") else ""
-
-
 def _content(raw: Any) -> str:
     """The message content as text (some servers answer a list of text parts)."""
     if isinstance(raw, str):
@@ -155,22 +149,17 @@ def _content(raw: Any) -> str:
 
 def _keep_extractive(text: str, extractive: Summary) -> tuple[str, list[str]]:
     """The model's text with every kept-section item it lacks appended under its section, and what was added."""
-    seen = _normal(text)
+    seen = clean(text)  # whitespace folded; plain substrings, as Chinese has no word boundaries
     blocks, warnings = [text], []
     for name, (one, many) in _KEPT.items():
-        missing = [item for item in extractive.sections.get(name, ()) if _normal(item).rstrip(_END_PUNCTUATION)
+        missing = [item for item in extractive.sections.get(name, ()) if clean(item).rstrip(_END_PUNCTUATION)
                    not in seen]
         if missing:
-            blocks.append(f"### {name}\n" + "\n".join(f"- {item}" for item in missing))
+            blocks.append(section(name, missing))
             it = "it" if len(missing) == 1 else "them"
             warnings.append(f"the model summary dropped {len(missing)} {one if len(missing) == 1 else many}; "
                             f"the extractive {name} was kept for {it}")
     return "\n".join(blocks), warnings
-
-
-def _normal(text: str) -> str:
-    """Whitespace runs as one space (Chinese has no word boundaries, so matching is on plain substrings)."""
-    return " ".join(text.split())
 
 
 def _cap(lines: list[str], counter: TokenCounter) -> list[str]:

@@ -30,7 +30,7 @@ from memory.text import remembered
 from memory.text.sentences import split_sentences
 from memory.tokens import TokenCounter
 
-__all__ = ["SECTIONS", "Summary", "forget", "summarise", "terms"]
+__all__ = ["SECTIONS", "Summary", "forget", "heading", "section", "summarise", "terms"]
 
 SECTIONS = ("User constraints", "Open", "Decisions", "Done", "Key data", "Earlier", "References")
 
@@ -271,7 +271,7 @@ def _closed_by(item: str, done: Sequence[str]) -> str | None:
 def _fit(picked: dict[str, list[str]], counter: TokenCounter, budget: int, first: int, last: int,
          salient: frozenset[str], dropped: tuple[tuple[str, str], ...]) -> Summary:
     """Lines in priority order while they fit, the most salient first; each section written in its own order."""
-    header = _HEADER.format(first=first, last=last)
+    header = heading(first, last)
     spent = counter.count(header + "\n")
     chosen: dict[str, set[int]] = {name: set() for name in picked}
     opened: set[str] = set()
@@ -314,13 +314,19 @@ def _fit(picked: dict[str, list[str]], counter: TokenCounter, budget: int, first
     return Summary(text, tokens, {n: tuple(kept[n]) for n in SECTIONS}, first, last, dropped)
 
 
+def heading(first: int, last: int) -> str:
+    """A summary's first line: the messages it covers."""
+    return _HEADER.format(first=first, last=last)
+
+
+def section(name: str, items: Sequence[str]) -> str:
+    """One section of a summary as written: its "### " heading and a "- " line per item (the model summariser
+    writes the sections it keeps from the extractive pass the same way)."""
+    return "\n".join([f"### {name}", *(f"- {item}" for item in items)])
+
+
 def _render(header: str, kept: Mapping[str, Sequence[str]]) -> str:
-    lines = [header]
-    for name in SECTIONS:
-        if kept.get(name):
-            lines.append(f"### {name}")
-            lines.extend(f"- {item}" for item in kept[name])
-    return "\n".join(lines)
+    return "\n".join([header, *(section(name, kept[name]) for name in SECTIONS if kept.get(name))])
 
 
 remembered.register(forget)
