@@ -28,13 +28,6 @@ __all__ = ["FactMemory", "check_scope"]
 _SCOPE = re.compile(r"global|(project|session):[A-Za-z0-9._:@\-]{1,128}")
 _KEY = re.compile(r"[^\s].{0,199}", re.S)
 _BUDGET = "limit:budget"
-# A clause (or the one just before it) that corrects what was said: a budget in it that names no thing replaces the
-# budget stated last, whatever that one was for (memory.facts.qualify gives budgets for different things their own
-# keys).
-_CORRECTION = re.compile(
-    r"\b(?:actually|scratch that|make (?:that|it)|change (?:that|it)|correction|instead|on second thought|"
-    r"no wait|i meant|never mind)\b|算了|改成|改为|改到|换成|不对|更正|其实",
-    re.IGNORECASE)
 
 
 def check_scope(scope: str) -> str:
@@ -168,6 +161,10 @@ class FactMemory:
             ))
         return found
 
+    def _corrects(self, text: str) -> bool:
+        """Whether text corrects what was said before it (the rule files' correction markers, either language)."""
+        return any(m.correction is not None and m.correction.search(text) for m in self._rules.markers.values())
+
     def _latest_budget(self, db: Any, namespace: str, scope: str) -> str | None:
         """The key of the budget in force stated last ("budget", or "budget for <thing>"): what a correction
         that names no thing ("actually, make that $1,500", "算了，改成800元") corrects."""
@@ -186,7 +183,7 @@ class FactMemory:
             now = to_iso(self._clock())
             said_before = ""
             for clause in clauses:
-                correcting = bool(_CORRECTION.search(said_before + " " + clause.text))
+                correcting = self._corrects(said_before + " " + clause.text)
                 said_before = clause.text
                 if not clause.facts:
                     outcomes.append(Outcome(clause.text, "ignored", clause.reason or guards.NO_FACT))

@@ -24,7 +24,7 @@ KINDS: tuple[Kind, ...] = ("prohibition", "requirement", "limit", "preference", 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 MARKER_NAMES = (
     "question", "hypothetical", "conditional", "reported", "negated", "lead_in", "trailer", "cue",
-    "deictic", "light_verb", "filler", "conjunction", "new_clause", "request",
+    "deictic", "light_verb", "filler", "conjunction", "new_clause", "request", "correction",
 )
 
 # Fixed slots (profile, format, limit) win over open-ended verbs when both match one clause.
@@ -65,6 +65,7 @@ class Markers:
 
     question: re.Pattern[str] | None
     request: re.Pattern[str] | None
+    correction: re.Pattern[str] | None
     hypothetical: re.Pattern[str] | None
     conditional: re.Pattern[str] | None
     reported: re.Pattern[str] | None
@@ -188,7 +189,8 @@ class _Merged:
         one = {n: self._alternation(found.get(n, [])) for n in MARKER_NAMES if n != "filler"}
         fillers = tuple(_compile(Path(self.sources[-1]), "filler", p, self.fragments) for p in found.get("filler", []))
         return Markers(
-            question=one["question"], request=one["request"], hypothetical=one["hypothetical"],
+            question=one["question"], request=one["request"], correction=one["correction"],
+            hypothetical=one["hypothetical"],
             conditional=one["conditional"],
             reported=one["reported"], negated=one["negated"], lead_in=one["lead_in"], trailer=one["trailer"],
             cue=one["cue"], deictic=one["deictic"], light_verb=one["light_verb"], filler=fillers,
