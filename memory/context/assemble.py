@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from memory.bullet import clean
 from memory.config import Config
 from memory.context import allocation
 from memory.context.budget import budget as make_budget
@@ -75,7 +76,6 @@ _OBSERVED_SIZE = 20_000  # user messages whose facts were observed, remembered p
 _COSTS_SIZE = 200_000  # messages whose token count is remembered
 _SELECTED_SIZE = 10_000  # tasks whose last tool selection is remembered
 _REDUCTIONS_SIZE = 20_000  # tool results whose processed form is remembered
-_SUMMARY_OVERHEAD = PER_MESSAGE + 1  # the summary's message around its text: 3 per message + "system"
 
 
 @dataclass
@@ -99,6 +99,8 @@ class Assembler:
         self._config = config
         self._similarity = similarity
         self._summariser = ModelSummariser(config.summariser, counter) if config.summariser.enabled else None
+        # What a system message of ours (constraints, retrieval, summary) costs around its text.
+        self._system_overhead = PER_MESSAGE + self._counter.count("system")
         self._costs: dict[Message, int] = {}
         self._reductions: dict[tuple[str, str], Processed | None] = {}
         self._item_ids: dict[str, tuple[str | None, ...] | None] = {}
@@ -388,11 +390,11 @@ class Assembler:
         observed = sorted((f for f in facts if not f.pinned),
                           key=lambda f: (said_at.get((f.scope, f.key), -1), f.updated_at, f.id), reverse=True)
         # A block line costs what "\n- <text>" does (lines after a newline add up); the whole is counted after.
-        spent = self._tokens(self._constraint_messages(kept, False)) if kept else PER_MESSAGE + 1 + \
-            self._counter.count(BLOCK_HEADER)
+        spent = (self._tokens(self._constraint_messages(kept, False)) if kept
+                 else self._system_overhead + self._counter.count(BLOCK_HEADER))
         taken = []
         for fact in observed:
-            line = self._counter.count("\n- " + " ".join(fact.text.split()))
+            line = self._counter.count("\n- " + clean(fact.text))
             if spent + line <= cap:
                 taken.append(fact)
                 spent += line
@@ -414,8 +416,7 @@ class Assembler:
     def _retrieval(self, request: ContextRequest, task_id: str, query: str,
                    tokens: int) -> tuple[list[Message], int]:
         """The recall block as one system message inside `tokens`, and how many items it holds."""
-        overhead = PER_MESSAGE + self._counter.count("system")
-        allowance = min(tokens - overhead, self._config.limits.max_budget)
+        allowance = min(tokens - self._system_overhead, self._config.limits.max_budget)
         if allowance <= 0:
             return [], 0
         result = self._recall(request.namespace, query, allowance, task_id, request.filters, request.min_score)
@@ -434,7 +435,7 @@ class Assembler:
         cfg = self._config.context
         if not cfg.compact:
             return [], before, tail, None
-        budget = int(capacity * cfg.summary_share) - _SUMMARY_OVERHEAD
+        budget = int(capacity * cfg.summary_share) - self._system_overhead
         stored = self._tasks.latest_summary(request.namespace, task_id)
         if stored is not None and (stored.last >= len(messages) or digest(messages, stored.last) != stored.digest):
             warnings.append(f"the messages up to messages[{min(stored.last, len(messages) - 1)}] differ from those "
@@ -504,8 +505,8 @@ class Assembler:
             sections=made.sections, dropped=tuple({"text": t, "reason": r} for t, r in made.dropped),
             references=made.sections.get("References", ()), summariser=name, parent_task_id=request.parent_task_id)
         actions.append(Action("compacted", span[0].index if span else first,
-                              self._tokens(span) + (stored.tokens + _SUMMARY_OVERHEAD if stored else 0),
-                              made.tokens + _SUMMARY_OVERHEAD, key, detail=f"summary version {version.version}"))
+                              self._tokens(span) + (stored.tokens + self._system_overhead if stored else 0),
+                              made.tokens + self._system_overhead, key, detail=f"summary version {version.version}"))
         return version
 
     def _shortened(self, task_id: str, namespace: str, in_use: SummaryInUse, room: int,
@@ -513,10 +514,10 @@ class Assembler:
         """The summary in use cut to its constraints and newest reference within half of `room`, for this turn
         only (its stored version stays as it is for the turns after); nothing when even those exceed `room`."""
         version = self._tasks.summary(namespace, task_id, in_use.version)
-        short = summarise([], self._counter, max(room // 2 - _SUMMARY_OVERHEAD, 0),
+        short = summarise([], self._counter, max(room // 2 - self._system_overhead, 0),
                           constraints=version.sections.get("User constraints", ()),
                           references=version.references[-1:], first=version.first, last=version.last)
-        if short.tokens + _SUMMARY_OVERHEAD > room:
+        if short.tokens + self._system_overhead > room:
             warnings.append(f"this turn leaves {room} tokens for the history, too few for summary version "
                             f"{version.version} even cut to its constraints ({short.tokens} tokens): it was not "
                             "sent this turn, the stored version is unchanged")
