@@ -54,6 +54,7 @@ from bench.context_trace_data import EPHEMERAL_TOOLS, TOOLS, Trace, TraceTurn, b
 from memory.config import load_config
 from memory.context import parse_messages
 from memory.context.identifiers import identifiers
+from memory.context.tools import canonical
 from memory.experience import MemoryTurn
 from memory.service import Memory
 from memory.tokens import get_counter
@@ -141,7 +142,7 @@ def run(trace: Trace, window: int, memory: Memory, question: int) -> Run:
             outputs[peer.name] = peer.assemble(held, available, turn).messages
         out.turns += 1
         for name, messages in outputs.items():
-            extra = sum(counter.count(json_tool) for json_tool in _schemas(result.tools)) if name == "ours" else 0
+            extra = sum(counter.count(canonical(t)) for t in result.tools) if name == "ours" else 0
             out.over[name] = out.over.get(name, 0) + (output_tokens(counter, messages) + extra > available)
             out.invalid[name] = out.invalid.get(name, 0) + (not tool_sequence_valid(messages))
         out.prefix_changes += previous_hash is not None and report.prefix_hash != previous_hash
@@ -170,11 +171,6 @@ def run(trace: Trace, window: int, memory: Memory, question: int) -> Run:
         else:
             _remember(memory, namespace, turn)
     return out
-
-
-def _schemas(tools: Sequence[Chat]) -> list[str]:
-    from memory.context.tools import canonical
-    return [canonical(t) for t in tools]
 
 
 def _checkpoint(memory: Memory, namespace: str, task_id: str, trace: Trace, t: int,
