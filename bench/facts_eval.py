@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
@@ -23,6 +23,7 @@ __all__ = [
     "QualityReport",
     "Score",
     "SupersedeScore",
+    "chat_rate",
     "load_labelled",
     "load_pairs",
     "same_value",
@@ -35,13 +36,21 @@ LANGS = ("en", "zh")
 PAIR_LANGS = ("en", "zh", "mixed")
 
 
+# The kinds that tell the assistant what to do or not do: what a chat turn must not be mistaken for.
+CONSTRAINT_KINDS = frozenset({"prohibition", "requirement", "limit", "format"})
+# A value that contains the labelled one (or is contained in it) still names the same thing when the shorter
+# is at least this share of the longer: "tabs for indentation" ~ "tabs for indentation in Python", not "tabs".
+_NEAR = 0.6
+
+
 @dataclass(frozen=True)
 class GoldFact:
-    """One expected fact: kind, key and value as a person labelled them."""
+    """One expected fact: kind, key and value as a person labelled them (and, when known, its lifetime)."""
 
     kind: str
     key: str
     value: str
+    lifetime: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,7 @@ class Labelled:
     text: str
     facts: tuple[GoldFact, ...]
     note: str = ""
+    lifetime: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,26 +125,56 @@ class SupersedeScore:
 
 @dataclass(frozen=True)
 class QualityReport:
-    """Scores per language plus 'all', supersede scores likewise, and every miss for inspection."""
+    """Scores per language plus 'all' (and per language and kind), supersede and lifetime scores, every miss."""
 
     facts: Mapping[str, Score]
     supersede: Mapping[str, SupersedeScore]
     misses: tuple[Miss, ...]
+    kinds: Mapping[tuple[str, str], Score] = field(default_factory=lambda: MappingProxyType({}))
+    lifetime: Mapping[str, SupersedeScore] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class ChatRate:
+    """How many real chat turns the extractor read a constraint into (they state none, or almost none)."""
+
+    turns: int
+    flagged: int
+    examples: tuple[tuple[str, tuple[GoldFact, ...]], ...]
+
+    @property
+    def rate(self) -> float:
+        """Share of turns that yielded a prohibition, requirement, limit or format fact."""
+        return self.flagged / self.turns if self.turns else 0.0
 
 
 def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
           pairs: str | Path | Iterable[Pair] | None = None) -> QualityReport:
-    """Run the extractor over labelled utterances (and supersede pairs) and score it per language."""
+    """Run the extractor over labelled utterances (and supersede pairs) and score it per language and kind."""
     items = load_labelled(labelled) if isinstance(labelled, (str, Path)) else list(labelled)
     counts: dict[str, list[int]] = {ALL: [0, 0, 0, 0]}
+    kinds: dict[tuple[str, str], list[int]] = {}
+    lifetimes: dict[str, list[int]] = {}
     misses: list[Miss] = []
     for item in items:
-        predicted = [GoldFact(f.kind, f.key, f.value) for f in extract(item.text, rules).facts]
-        correct, extra, missed = _match(predicted, list(item.facts))
+        predicted = [GoldFact(f.kind, f.key, f.value, f.lifetime) for f in extract(item.text, rules).facts]
+        matched, extra, missed = _match(predicted, list(item.facts))
         for lang in (item.lang, ALL):
             row = counts.setdefault(lang, [0, 0, 0, 0])
-            for index, amount in enumerate((1, len(predicted), len(item.facts), correct)):
+            for index, amount in enumerate((1, len(predicted), len(item.facts), len(matched))):
                 row[index] += amount
+            for kind in {f.kind for f in (*predicted, *item.facts)}:
+                cell = kinds.setdefault((lang, kind), [0, 0, 0, 0])
+                cell[0] += 1
+                cell[1] += sum(f.kind == kind for f in predicted)
+                cell[2] += sum(f.kind == kind for f in item.facts)
+                cell[3] += sum(g.kind == kind for _, g in matched)
+            for found, gold in matched:
+                wanted = gold.lifetime or item.lifetime
+                if wanted and gold.kind in CONSTRAINT_KINDS:
+                    cell = lifetimes.setdefault(lang, [0, 0])
+                    cell[0] += 1
+                    cell[1] += int(found.lifetime == wanted)
         misses.extend(Miss(item.lang, item.text, "unexpected", fact) for fact in extra)
         misses.extend(Miss(item.lang, item.text, "missed", fact) for fact in missed)
     pair_items: list[Pair] = []
@@ -144,12 +184,34 @@ def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
         facts=MappingProxyType({lang: Score(*row) for lang, row in sorted(counts.items())}),
         supersede=MappingProxyType(_supersede(pair_items, rules)),
         misses=tuple(misses),
+        kinds=MappingProxyType({key: Score(*row) for key, row in sorted(kinds.items())}),
+        lifetime=MappingProxyType({lang: SupersedeScore(*row) for lang, row in sorted(lifetimes.items())}),
     )
 
 
+def chat_rate(turns: Iterable[str], rules: RuleSet, keep: int = 0) -> ChatRate:
+    """Run the extractor over real chat turns; count those yielding a constraint (keep the first `keep` ones)."""
+    count = flagged = 0
+    examples: list[tuple[str, tuple[GoldFact, ...]]] = []
+    for text in turns:
+        count += 1
+        found = tuple(GoldFact(f.kind, f.key, f.value, f.lifetime) for f in extract(text, rules).facts
+                      if f.kind in CONSTRAINT_KINDS)
+        if found:
+            flagged += 1
+            if len(examples) < keep:
+                examples.append((text, found))
+    return ChatRate(count, flagged, tuple(examples))
+
+
 def same_value(predicted: str, gold: str) -> bool:
-    """Values match when they agree after Unicode folding, case folding and dropping spaces and punctuation."""
-    return _fold_value(predicted) == _fold_value(gold)
+    """Values match when they agree after Unicode folding, case folding and dropping spaces and punctuation, or
+    when one contains the other and the shorter is at least `_NEAR` of the longer (docs/fact-labels.md)."""
+    one, other = _fold_value(predicted), _fold_value(gold)
+    if one == other:
+        return True
+    short, long = sorted((one, other), key=len)
+    return bool(short) and short in long and len(short) >= _NEAR * len(long)
 
 
 def load_labelled(path: str | Path) -> list[Labelled]:
@@ -160,7 +222,10 @@ def load_labelled(path: str | Path) -> list[Labelled]:
         if not isinstance(row.get("text"), str) or not isinstance(facts, list):
             raise ValidationError(f"{path}:{number}: expected 'text' (string) and 'facts' (list), got {sorted(row)}.")
         gold = tuple(_gold(path, number, fact) for fact in cast(list[object], facts))
-        items.append(Labelled(_lang(path, number, row), row["text"], gold, str(row.get("note", ""))))
+        lifetime = row.get("lifetime", "")
+        if lifetime not in ("", "standing", "request"):
+            raise ValidationError(f"{path}:{number}: 'lifetime' must be 'standing' or 'request', got {lifetime!r}.")
+        items.append(Labelled(_lang(path, number, row), row["text"], gold, str(row.get("note", "")), lifetime))
     return items
 
 
@@ -177,22 +242,29 @@ def load_pairs(path: str | Path) -> list[Pair]:
     return pairs
 
 
-def _match(predicted: list[GoldFact], gold: list[GoldFact]) -> tuple[int, list[GoldFact], list[GoldFact]]:
+def _match(predicted: list[GoldFact], gold: list[GoldFact]
+           ) -> tuple[list[tuple[GoldFact, GoldFact]], list[GoldFact], list[GoldFact]]:
     # Greedy one-to-one matching: a predicted fact may use up at most one labelled fact.
     left = list(gold)
     extra: list[GoldFact] = []
+    matched: list[tuple[GoldFact, GoldFact]] = []
     for fact in predicted:
         found = next((g for g in left if _same_fact(fact, g)), None)
         if found is None:
             extra.append(fact)
         else:
             left.remove(found)
-    return len(predicted) - len(extra), extra, left
+            matched.append((fact, found))
+    return matched, extra, left
 
 
 def _same_fact(predicted: GoldFact, gold: GoldFact) -> bool:
-    return (predicted.kind == gold.kind and _canonical_key(predicted.key) == _canonical_key(gold.key)
-            and same_value(predicted.value, gold.value))
+    # A slot key ("limit:budget", "requirement:diet") is what a later statement supersedes, so it must agree;
+    # a free key is the value itself ("prohibition:tabs"), so the values decide (docs/fact-labels.md).
+    if predicted.kind != gold.kind or not same_value(predicted.value, gold.value):
+        return False
+    slot = _canonical_key(gold.key) != normalize_key(gold.kind, gold.value)
+    return not slot or _canonical_key(predicted.key) == _canonical_key(gold.key)
 
 
 def _canonical_key(key: str) -> str:
@@ -245,7 +317,10 @@ def _gold(path: str | Path, number: int, fact: object) -> GoldFact:
     values = [fields.get(name) for name in ("kind", "key", "value")]
     if not all(isinstance(v, str) and v for v in values):
         raise ValidationError(f"{path}:{number}: a fact needs non-empty 'kind', 'key' and 'value', got {fields}.")
-    return GoldFact(*cast(list[str], values))
+    lifetime = fields.get("lifetime", "")
+    if lifetime not in ("", "standing", "request"):
+        raise ValidationError(f"{path}:{number}: 'lifetime' must be 'standing' or 'request', got {lifetime!r}.")
+    return GoldFact(*cast(list[str], values), lifetime=cast(str, lifetime))
 
 
 def _lang(path: str | Path, number: int, row: Mapping[str, Any], allowed: tuple[str, ...] = LANGS) -> str:

@@ -359,11 +359,21 @@ def _task_summaries(db: sqlite_utils.Database) -> None:
     )
 
 
-SCHEMA_VERSION = 8
+def _fact_confidence(db: sqlite_utils.Database) -> None:
+    """How sure the extractor was of each fact: 1.0 for a rule's (every fact stored before this version), the
+    detector's score for one the model-assisted path found (memory.facts.detector). Checked first, so the step
+    may run again after a kill before its version was recorded."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(facts)").fetchall()}
+    if "confidence" not in columns:
+        db.execute("ALTER TABLE facts ADD COLUMN confidence REAL NOT NULL DEFAULT 1.0")
+
+
+SCHEMA_VERSION = 9
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (1, _v1), (2, _v2), (3, _v3), (4, _v4),
     (5, _turn_conversations),
     (6, _lexical_namespaces),
     (7, _ingest_jobs),
     (8, _task_summaries),
+    (9, _fact_confidence),
 )

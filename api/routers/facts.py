@@ -22,7 +22,8 @@ def observe(body: FactObserve, memory: MemoryDep, access: AccessDep) -> FactChan
     """Extract facts from a user message by rules and store them (superseding older versions of a key); every
     sentence of the message gets one outcome: stored, superseded or ignored with the reason."""
     namespace = access.namespace(body.namespace)
-    return FactChangePublic.of(memory.facts.observe(namespace, body.text, scope=body.scope, source=body.source))
+    return FactChangePublic.of(memory.facts.observe(namespace, body.text, scope=body.scope, source=body.source,
+                                                    task_id=body.task_id))
 
 
 @router.post("/pin", response_model=FactChangePublic)

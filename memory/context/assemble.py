@@ -34,7 +34,7 @@ from memory.config import Config
 from memory.context import allocation
 from memory.context.budget import budget as make_budget
 from memory.context.compaction import boundary, digest, instructions, span_text, triggered
-from memory.context.constraints import BLOCK_HEADER, block, concerns_this_task, restatement
+from memory.context.constraints import BLOCK_HEADER, block, restatement
 from memory.context.ephemeral import drop_ephemeral
 from memory.context.messages import PER_MESSAGE, REPLY_PRIMING, Message, group, message_tokens, parse_messages
 from memory.context.model import Action, ContextReport, ContextRequest, ContextResult, SummaryInUse
@@ -367,12 +367,13 @@ class Assembler:
             known = self._observed.get(cache_key)
         if known is not None:
             return known
-        scope = f"session:{task_id}" if concerns_this_task(message.content) else "global"
-        change = self._facts.observe(namespace, message.content, scope=scope, source=f"conversation {task_id}")
+        # The rules tell a standing rule from one for this request only; the latter is kept for this task.
+        change = self._facts.observe(namespace, message.content, source=f"conversation {task_id}", task_id=task_id)
         ids = {i for outcome in change.outcomes for i in outcome.facts}
         found = {(r.scope, r.key) for r in change.stored}
         if ids - {r.id for r in change.stored}:
-            found |= {(f.scope, f.key) for f in self._facts.list(namespace, scopes=(scope,)) if f.id in ids}
+            scopes = ("global", f"session:{task_id}")
+            found |= {(f.scope, f.key) for f in self._facts.list(namespace, scopes=scopes) if f.id in ids}
         keys = frozenset(found)
         with self._lock:
             self._observed[cache_key] = keys

@@ -8,29 +8,15 @@ pinned ones, placed where a long history would otherwise bury them (seed 003: ru
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from memory.bullet import clean
 from memory.facts.records import FactRecord
 
-__all__ = ["BLOCK_HEADER", "RESTATE_PREFIX", "block", "concerns_this_task", "restatement"]
+__all__ = ["BLOCK_HEADER", "RESTATE_PREFIX", "block", "restatement"]
 
 BLOCK_HEADER = "## Constraints (always apply)"
 RESTATE_PREFIX = "Remember the constraints: "
-
-# A message that says its rule is for this request only ("for this task", "这次") is stored for the task, not
-# for every later conversation of the user.
-_THIS_TASK = re.compile(
-    r"\b(this|the current) (task|request|time|conversation|session|chat|project|run|job)\b|\bfor now\b"
-    r"|这次|本次|这一次|这个任务|本任务|这个项目|这回|此次|暂时",
-    re.IGNORECASE)
-
-
-def concerns_this_task(text: str) -> bool:
-    """Whether a user message words its rules as meant for the current task only."""
-    return bool(_THIS_TASK.search(text))
-
 
 def _ordered(facts: Sequence[FactRecord]) -> list[FactRecord]:
     return sorted(facts, key=lambda f: (not f.pinned, f.scope, f.key))

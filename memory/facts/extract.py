@@ -8,7 +8,7 @@ stays one Clause.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memory.facts import guards
 from memory.facts.model import Clause, ExtractedFact, Extraction, Ignored
@@ -34,6 +34,8 @@ _MAX_SPLITS = 8
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _SUFFIX = re.compile(r"_\d+$")
 _WORD = re.compile(r"[^\W_]")
+# Who the user is and what they like hold until they say otherwise; only instructions can be for one request.
+_LASTING = frozenset({"prohibition", "requirement", "limit", "format"})
 
 
 @dataclass
@@ -103,7 +105,23 @@ def _sentence(message: _Message, span: Span) -> list[_Unit]:
     # The sentence's edges (lead-ins, trailers, the closing mark) belong to its first and last clause.
     units[0].span = Span(span.start, units[0].span.end)
     units[-1].span = Span(units[-1].span.start, span.end)
+    if _for_this_request(message, span):
+        for unit in units:
+            unit.facts = [replace(f, lifetime="request") if f.kind in _LASTING else f for f in unit.facts]
     return units
+
+
+def _for_this_request(message: _Message, span: Span) -> bool:
+    # A message that says its rules are for this request ("for this task: no tables", "这次不要用表格"), or a
+    # sentence shaped as a one-off request ("Write a 300-word summary without commas"), is about this request
+    # only, unless the sentence speaks of later answers too ("always", "from now on", "以后").
+    sentence = message.work[span.start:span.end]
+    markers = message.rules.markers[message.lang(span)]
+    if markers.standing is not None and markers.standing.search(sentence):
+        return False
+    said = any(m.this_request is not None and m.this_request.search(message.work)
+               for m in message.rules.markers.values())
+    return said or (markers.one_off is not None and markers.one_off.search(sentence.strip()) is not None)
 
 
 def _part(message: _Message, span: Span) -> list[_Unit]:

@@ -28,6 +28,8 @@ __all__ = ["FactMemory", "check_scope"]
 _SCOPE = re.compile(r"global|(project|session):[A-Za-z0-9._:@\-]{1,128}")
 _KEY = re.compile(r"[^\s].{0,199}", re.S)
 _BUDGET = "limit:budget"
+_THIS_TURN = ("for this request only: returned in this_turn and not stored (send task_id to keep it for the task, "
+              "or say 'from now on' to make it a standing rule)")
 
 
 def check_scope(scope: str) -> str:
@@ -52,18 +54,24 @@ class FactMemory:
         self._clock = clock
         self._rows = FactRecords()
 
-    def observe(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None) -> FactChange:
+    def observe(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None,
+                task_id: str | None = None) -> FactChange:
         """Extract facts from a user message by rules and store them; a fact on a known key supersedes it.
 
-        Every sentence of the message gets one outcome: stored, superseded (a new version of a known key) or
-        ignored with the reason.
+        Every sentence of the message gets one outcome: stored, superseded (a new version of a known key),
+        request (a constraint for this request only) or ignored with the reason. A request-only constraint is
+        returned in `this_turn`; it is stored only for the task (`session:<task_id>`) when `task_id` is given,
+        or in `scope` when that is narrower than global, never as a standing global fact.
         """
         check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         text = _check_text(text)
         check_scope(scope)
+        if task_id is not None and (not isinstance(task_id, str) or not _SCOPE.fullmatch(f"session:{task_id}")):
+            raise ValidationError(f"task_id must be 1-128 characters of letters, digits, '.', '_', ':', '@' or '-', "
+                                  f"got {str(task_id)[:80]!r}")
         # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
         clauses = extract(text, self._rules).clauses or (Clause(text.strip(), (), guards.NO_FACT),)
-        return self._write(namespace, scope, clauses, source, pin=None)
+        return self._write(namespace, scope, clauses, source, pin=None, task_id=task_id)
 
     def pin(self, namespace: str, *, text: str | None = None, key: str | None = None, value: str | None = None,
             scope: str = "global", source: str | None = None) -> FactChange:
@@ -175,10 +183,11 @@ class FactMemory:
         return str(row[0]) if row else None
 
     def _write(self, namespace: str, scope: str, clauses: Sequence[Clause], source: str | None,
-               pin: bool | None) -> FactChange:
+               pin: bool | None, task_id: str | None = None) -> FactChange:
         stored: list[FactRecord] = []
         superseded: list[FactRecord] = []
         outcomes: list[Outcome] = []
+        this_turn: list[ExtractedFact] = []
         with self._store.transaction() as db:
             now = to_iso(self._clock())
             said_before = ""
@@ -191,22 +200,32 @@ class FactMemory:
                 ids: list[str] = []
                 replaced: list[str] = []
                 known: list[FactRecord] = []
+                kept = 0
                 for fact in clause.facts:
+                    where = scope
+                    if pin is None and fact.lifetime == "request":
+                        this_turn.append(fact)
+                        if scope == "global" and task_id is None:
+                            continue  # for this request only: answered in this_turn, never a global standing rule
+                        where = f"session:{task_id}" if scope == "global" else scope
+                    kept += 1
                     if correcting and fact.key == _BUDGET:
-                        fact = replace(fact, key=self._latest_budget(db, namespace, scope) or fact.key)
-                    current = self._rows.current(db, namespace, scope, fact.key)
+                        fact = replace(fact, key=self._latest_budget(db, namespace, where) or fact.key)
+                    current = self._rows.current(db, namespace, where, fact.key)
+                    # A fact the model-assisted detector found is recalled when relevant, not pinned unasked.
                     pinned = pin if pin is not None else (
                         current.pinned if current else fact.kind in self._config.auto_pin_kinds
+                        and fact.confidence >= 1.0
                         and not fact.key.startswith(_BUDGET + " for"))  # about one thing: recalled, not standing
                     if current and (current.value, current.kind, current.pinned) == (fact.value, fact.kind, pinned):
                         ids.append(current.id)
                         known.append(current)
                         continue
                     record = FactRecord(
-                        id=FactRecords.new_id(), namespace=namespace, scope=scope, key=fact.key, value=fact.value,
+                        id=FactRecords.new_id(), namespace=namespace, scope=where, key=fact.key, value=fact.value,
                         kind=fact.kind, text=fact.text, pinned=pinned,
                         version=current.version + 1 if current else 1,
-                        created_at=now, updated_at=now, source=source, rule=fact.rule,
+                        created_at=now, updated_at=now, source=source, rule=fact.rule, confidence=fact.confidence,
                     )
                     self._rows.insert(db, record)
                     if current:
@@ -214,9 +233,12 @@ class FactMemory:
                         replaced.append(current.id)
                     stored.append(record)
                     ids.append(record.id)
+                if not kept:
+                    outcomes.append(Outcome(clause.text, "request", _THIS_TURN))
+                    continue
                 outcomes.append(_outcome(clause.text, ids, replaced, known))
         ignored = tuple((o.text, o.reason or "") for o in outcomes if o.outcome == "ignored")
-        return FactChange(tuple(stored), tuple(superseded), ignored, tuple(outcomes))
+        return FactChange(tuple(stored), tuple(superseded), ignored, tuple(outcomes), tuple(this_turn))
 
 
 def _outcome(text: str, ids: builtins.list[str], replaced: builtins.list[str],

@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored"]
+__all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored", "Lifetime"]
+
+# How long a constraint holds: from now on (profile statements and preferences always), or for the request it
+# was said in ("write a 300-word summary without commas"), which must not shape every later answer.
+Lifetime = Literal["standing", "request"]
 
 
 @dataclass(frozen=True)
 class ExtractedFact:
-    """One constraint or preference: a normalised key, its value, kind, source clause and rule id."""
+    """One constraint or preference: a normalised key, its value, kind, source clause, rule id and lifetime.
+
+    `confidence` is 1.0 for a rule's fact and the detector's score for one the model-assisted path found.
+    """
 
     key: str
     value: str
     kind: str
     text: str
     rule: str
+    lifetime: Lifetime = "standing"
+    confidence: float = 1.0
 
 
 @dataclass(frozen=True)

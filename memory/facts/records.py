@@ -10,10 +10,13 @@ from typing import Any, Literal
 
 import sqlite_utils
 
+from memory.facts.model import ExtractedFact
+
 __all__ = ["FactChange", "FactRecord", "FactRecords", "Outcome", "OutcomeKind"]
 
-# What became of one sentence: a new fact, a new version of a known one, or nothing (and why).
-OutcomeKind = Literal["stored", "superseded", "ignored"]
+# What became of one sentence: a new fact, a new version of a known one, a constraint for this request only
+# (returned, not stored, when no task keeps it), or nothing (and why).
+OutcomeKind = Literal["stored", "superseded", "request", "ignored"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class FactRecord:
     superseded_by: str | None = None
     source: str | None = None
     rule: str | None = None
+    confidence: float = 1.0
 
     @property
     def current(self) -> bool:
@@ -66,6 +70,8 @@ class FactChange:
     superseded: tuple[FactRecord, ...]
     ignored: tuple[tuple[str, str], ...]
     outcomes: tuple[Outcome, ...] = ()
+    this_turn: tuple[ExtractedFact, ...] = ()
+    """The constraints said for this request only ("write a 300-word summary without commas"), stored or not."""
 
 
 _NAMES = tuple(f.name for f in dataclasses.fields(FactRecord))  # the facts table's columns, in order

@@ -46,3 +46,15 @@ def test_a_new_version_is_a_superseded_outcome_naming_the_old_one(client: TestCl
     again = _post(client, "Actually my budget is $800 now.")
     assert again["stored"] == [] and again["outcomes"][0]["outcome"] == "ignored"
     assert again["outcomes"][0]["reason"].startswith("already known: same value")
+
+
+def test_the_api_returns_this_turn_and_keeps_it_for_a_task(client: TestClient) -> None:
+    body = client.post("/v1/facts", json={"namespace": "u1", "text": "这次回答不要超过50字。"}).json()
+    assert body["stored"] == [] and [t["key"] for t in body["this_turn"]] == ["limit:words"]
+    assert body["outcomes"][0]["outcome"] == "request"
+    body = client.post("/v1/facts", json={"namespace": "u1", "text": "这次回答不要超过50字。", "task_id": "t2"}).json()
+    assert [f["scope"] for f in body["stored"]] == ["session:t2"] and body["stored"][0]["confidence"] == 1.0
+    listed = client.get("/v1/facts", params={"namespace": "u1"}).json()["facts"]
+    assert [f["scope"] for f in listed] == ["session:t2"]
+    bad = client.post("/v1/facts", json={"namespace": "u1", "text": "这次回答不要超过50字。", "task_id": "a b"})
+    assert bad.status_code == 422 and "task" in bad.text.lower()
