@@ -34,6 +34,12 @@ _MAX_SPLITS = 8
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _SUFFIX = re.compile(r"_\d+$")
 _WORD = re.compile(r"[^\W_]")
+_AFTER_IF_YOU = re.compile(r"\bif\s+you(?:\s+(?:could|would|can|can't|couldn't))?(?:\s+(?:please|always|just))?[\s,]*$",
+                           re.IGNORECASE)
+_HEAD = re.compile(r"did not|didn'?t|\w+")
+_SUBJECT = re.compile(r"(?:我|你|您|他|她|咱)|(?:i|we|you|he|she|they|it)\b", re.IGNORECASE)
+# Where an `each` rule's list splits into items: commas, "and" / "or", 、和 及 与 或.
+_ITEMS = re.compile(r"\s*(?:,\s*(?:and|or)\s+|,|;|\band\b|\bor\b|\bnor\b|、|，|和|及|以及|与|跟|或者|或)\s*")
 # Who the user is and what they like hold until they say otherwise; only instructions can be for one request.
 _LASTING = frozenset({"prohibition", "requirement", "limit", "format"})
 
@@ -158,8 +164,10 @@ def _prefer_whole(whole: list[ExtractedFact], by_clause: list[ExtractedFact]) ->
 
 
 def _list_like(value: str) -> bool:
-    # "Berlin, Germany" or "jQuery, React, or Vue" continue a value; "it looks so cozy" starts a new thought.
-    return all(len(part.strip()) <= 4 if has_cjk(part) else len(part.split()) <= 3 for part in value.split(",")[1:])
+    # "Berlin, Germany" or "jQuery, React, or Vue" continue a value; "it looks so cozy" and "我刚下班" (a
+    # subject of its own) start a new thought.
+    return all(not _SUBJECT.match(part.strip()) and (
+        len(part.strip()) <= 4 if has_cjk(part) else len(part.split()) <= 3) for part in value.split(",")[1:])
 
 
 def _clauses(message: _Message, span: Span) -> list[_Unit]:
@@ -192,14 +200,27 @@ def _match_unit(message: _Message, span: Span, memo: dict[tuple[Span, bool], lis
     start, end = strip_edges(message.work, span.start, span.end, markers)
     result: list[ExtractedFact] = []
     if start < end <= start + _MAX_UNIT:
-        whole = _best(message, message.work[start:end], message.text(span), lang, half)
+        whole = _best(message, _present(message, start, end), message.text(span), lang, half)
         # "and" joins two constraints only when both halves stand on their own; otherwise the whole clause
         # is one constraint ("don't use tabs and spaces"). A lone half is not trusted: its subject may be
         # in the other half ("they brighten our day and always make us smile").
         split = _split(message, Span(start, end), memo, markers)
-        result = split or ([whole] if whole is not None else [])
+        result = split or whole
     memo[(span, half)] = result
     return result
+
+
+def _present(message: _Message, start: int, end: int) -> str:
+    # After a wish's "if you" ("It would be great if you used British spelling") the verb is in the past: it is
+    # read in the present (vocab.past), the characters after it unchanged.
+    core = message.work[start:end]
+    if not _AFTER_IF_YOU.search(message.work, max(0, start - 40), start):
+        return core
+    past = message.rules.vocab.get("past", {})
+    head = _HEAD.match(core)
+    if head is None or head.group(0).lower() not in past:
+        return core
+    return past[head.group(0).lower()] + core[head.end():]
 
 
 def _split(message: _Message, span: Span, memo: dict[tuple[Span, bool], list[ExtractedFact]],
@@ -218,23 +239,37 @@ def _split(message: _Message, span: Span, memo: dict[tuple[Span, bool], list[Ext
     return []
 
 
-def _best(message: _Message, core: str, text: str, lang: str, half: bool = False) -> ExtractedFact | None:
+def _best(message: _Message, core: str, text: str, lang: str, half: bool = False) -> list[ExtractedFact]:
+    best: list[ExtractedFact] = []
+    extra: list[ExtractedFact] = []
     for rule in message.rules.for_lang(lang):
-        if half and rule.whole_clause:
+        if (half and rule.whole_clause) or (best and not rule.also):
             continue
         match = rule.pattern.search(core)
         if match is not None:
-            fact = _build(rule, match, message.rules, lang, text)
-            if fact is not None:
-                return fact
-    return None
+            facts = _build(rule, match, message.rules, lang, text)
+            if rule.also:
+                extra.extend(facts)
+            elif facts:
+                best = facts
+    # An `also` fact adds to what the best rule read ("a 300-word summary without commas") or stands alone.
+    return [*best, *(f for f in extra if f.key not in {b.key for b in best})]
 
 
-def _build(rule: Rule, match: re.Match[str], rules: RuleSet, lang: str, text: str) -> ExtractedFact | None:
+def _build(rule: Rule, match: re.Match[str], rules: RuleSet, lang: str, text: str) -> list[ExtractedFact]:
+    groups = {name: raw for name, raw in match.groupdict().items() if raw is not None and raw.strip()}
+    if rule.each is None or rule.each not in groups:
+        fact = _fact(rule, groups, rules, lang, text)
+        return [fact] if fact is not None else []
+    # One fact per listed item ("allergic to peanuts and shellfish"): each stands or is superseded on its own.
+    items = [item for item in _ITEMS.split(groups[rule.each].strip()) if item.strip()]
+    facts = [_fact(rule, {**groups, rule.each: item}, rules, lang, text) for item in items]
+    return [fact for fact in facts if fact is not None] if all(facts) else []
+
+
+def _fact(rule: Rule, groups: dict[str, str], rules: RuleSet, lang: str, text: str) -> ExtractedFact | None:
     values: dict[str, str] = {}
-    for name, raw in match.groupdict().items():
-        if raw is None or not raw.strip():
-            continue
+    for name, raw in groups.items():
         normalized = normalize_group(name, raw, rules, lang)
         if normalized is None:
             return None

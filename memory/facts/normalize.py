@@ -67,6 +67,9 @@ def strip_edges(text: str, start: int, end: int, markers: Markers) -> tuple[int,
     return start, end
 
 
+_DATE_LETTERS = re.compile(r"[ymdYMD/.\- ]+")
+
+
 def normalize_group(name: str, raw: str, rules: RuleSet, lang: str) -> str | None:
     """Normalise one captured group by its base name; None means the capture is unusable."""
     base = _SUFFIX.sub("", name)
@@ -98,6 +101,9 @@ def normalize_group(name: str, raw: str, rules: RuleSet, lang: str) -> str | Non
         if len(letters) == 1:
             return f"column {letters[0]}"
         return "columns " + ", ".join(letters[:-1]) + " and " + letters[-1]
+    if base == "datefmt":  # "yyyy-mm-dd" is written in capitals whatever the user typed
+        found = _lookup(vocab, base, raw)
+        return found or (raw.strip().upper() if _DATE_LETTERS.fullmatch(raw.strip()) else _clean_phrase(raw, markers))
     if base in vocab:
         return _lookup(vocab, base, raw) or _clean_phrase(raw, markers)
     return _clean_phrase(raw, markers)

@@ -34,7 +34,7 @@ _DEFAULT_PRIORITY: dict[str, int] = {
 }
 _TOP_LEVEL = {"version", "fragments", "vocab", "markers", "code_lines", "rule"}
 _RULE_REQUIRED = ("id", "lang", "kind", "pattern", "key", "value")
-_RULE_OPTIONAL = ("priority", "defaults", "note", "whole_clause")
+_RULE_OPTIONAL = ("priority", "defaults", "note", "whole_clause", "each", "also")
 _FRAGMENT_REF = re.compile(r"<<(\w+)>>")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _SUFFIX = re.compile(r"_\d+$")
@@ -45,7 +45,10 @@ _FLAGS = re.IGNORECASE
 class Rule:
     """One compiled extraction rule: a pattern plus key and value templates.
 
-    A `whole_clause` rule (a bare "English." or "Spaces only.") never counts as one half of an "and".
+    A `whole_clause` rule (a bare "English." or "Spaces only.") never counts as one half of an "and". An `each`
+    rule names a group that holds a list ("peanuts and shellfish", "海鲜和花生"): it yields one fact per item.
+    An `also` rule adds its facts to the best rule's instead of competing with it ("write a 300-word summary
+    without commas": a word limit, and no commas).
     """
 
     id: str
@@ -58,6 +61,8 @@ class Rule:
     defaults: Mapping[str, str]
     source: str
     whole_clause: bool = False
+    each: str | None = None
+    also: bool = False
 
 
 @dataclass(frozen=True)
@@ -241,7 +246,13 @@ def _compile_rule(path: Path, number: int, raw: dict[str, Any], fragments: Mappi
     whole_clause = raw.get("whole_clause", False)
     if not isinstance(whole_clause, bool):
         raise ConfigError(f"{where}: whole_clause must be true or false, got {whole_clause!r}.")
+    also = raw.get("also", False)
+    if not isinstance(also, bool):
+        raise ConfigError(f"{where}: also must be true or false, got {also!r}.")
     pattern = _compile(path, f"rule '{rule_id}' pattern", raw["pattern"], fragments)
+    each = raw.get("each")
+    if each is not None and (not isinstance(each, str) or each not in pattern.groupindex):
+        raise ConfigError(f"{where}: each must name one of the pattern's groups, got {each!r}.")
     defaults = {k: _string(path, f"rule '{rule_id}' defaults.{k}", v) for k, v in _table(path, raw, "defaults").items()}
     groups = set(pattern.groupindex) | {_SUFFIX.sub("", g) for g in pattern.groupindex} | set(defaults)
     for field in ("key", "value"):
@@ -254,7 +265,7 @@ def _compile_rule(path: Path, number: int, raw: dict[str, Any], fragments: Mappi
     return Rule(
         id=raw["id"], lang=cast(Lang, raw["lang"]), kind=cast(Kind, raw["kind"]), pattern=pattern,
         key=raw["key"], value=raw["value"], priority=priority, defaults=MappingProxyType(defaults),
-        source=str(path), whole_clause=whole_clause,
+        source=str(path), whole_clause=whole_clause, each=each, also=also,
     )
 
 

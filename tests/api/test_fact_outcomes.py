@@ -19,10 +19,10 @@ def _post(client: TestClient, text: str) -> dict[str, Any]:
     [
         ("The weather is nice today. Never use emojis.",
          [("The weather is nice today.", "ignored"), ("Never use emojis.", "stored")]),
-        ("I am vegetarian and I prefer answers in bullet points.",
-         [("I am vegetarian", "ignored"), ("I prefer answers in bullet points.", "stored")]),
-        ("今天天气很好。我是素食者并且我喜欢简洁的回答。",
-         [("今天天气很好。", "ignored"), ("我是素食者", "ignored"), ("我喜欢简洁的回答。", "stored")]),
+        ("I had a long day and I prefer answers in bullet points.",
+         [("I had a long day", "ignored"), ("I prefer answers in bullet points.", "stored")]),
+        ("今天天气很好。我刚下班并且我喜欢简洁的回答。",
+         [("今天天气很好。", "ignored"), ("我刚下班", "ignored"), ("我喜欢简洁的回答。", "stored")]),
     ],
     ids=["two-sentences", "conjoined", "zh"],
 )

@@ -153,7 +153,7 @@ def test_negation_reason_quotes_the_negating_words(rules: RuleSet) -> None:
          [("format", "format:language", "Chinese"), ("format", "format:length", "concise"),
           ("prohibition", "prohibition:表情", "表情")]),
         ("Should I avoid Python 2? Anyway, never use eval.", [("prohibition", "prohibition:eval", "eval")]),
-        ("他说不要用Python，但我要求必须用Python 3。", [("requirement", "requirement:python 3", "Python 3")]),
+        ("他说不要用Python，但我要求必须用Python 3。", [("requirement", "requirement:python", "Python 3")]),
     ],
 )
 def test_several_facts_per_message_and_only_the_good_clauses(

@@ -53,7 +53,7 @@ def sentences(text: str) -> list[str]:
         ("The weather is nice today. Never use emojis.", {"Never use emojis."}),
         ("Hi there! The weather is nice today. Never use emojis. Can you help me? I live in Oslo.",
          {"Never use emojis.", "I live in Oslo."}),
-        ("今天天气很好。以后不要用表情符号。我是素食者。回答要简洁。", {"以后不要用表情符号。", "回答要简洁。"}),
+        ("今天天气很好。以后不要用表情符号。我刚下班。回答要简洁。", {"以后不要用表情符号。", "回答要简洁。"}),
         ("Thanks! 用中文回答。The weather is nice. 预算是多少？Keep it brief.", {"用中文回答。", "Keep it brief."}),
         ("Ok. Thanks. Lovely.", set()),
     ],
@@ -89,9 +89,9 @@ def test_each_ignored_sentence_says_why(rules: RuleSet, message: str, reasons: l
 # Clauses with a fact alone, clauses without one, and the joins between them.
 _EN_FACTS = ["I prefer answers in bullet points", "I live in Berlin", "you must reply in English",
              "my deadline is Friday"]
-_EN_PLAIN = ["I am vegetarian", "the weather is nice today", "we had a long week"]
+_EN_PLAIN = ["I had a long day", "the weather is nice today", "we had a long week"]
 _ZH_FACTS = ["我喜欢简洁的回答", "我的预算是500元", "你不要用表情符号", "请用中文回答"]
-_ZH_PLAIN = ["我是素食者", "我今天很累"]
+_ZH_PLAIN = ["我刚下班", "我今天很累"]
 
 
 def _pairs(found: list[str], plain: list[str], joins: list[str], end: str) -> list[tuple[str, str, str, bool]]:
@@ -128,10 +128,10 @@ def test_a_fact_found_alone_is_found_when_joined_to_a_clause_without_one(
         ("Never use emojis and the weather is nice and I prefer answers in bullet points.",
          [("Never use emojis", True), ("the weather is nice", False), ("I prefer answers in bullet points.", True)]),
         ("用中文回答，今天天气不错，不要用表情。", [("用中文回答", True), ("今天天气不错", False), ("不要用表情。", True)]),
-        ("我住在上海，我是素食者以及我喜欢简洁的回答。",
-         [("我住在上海", True), ("我是素食者", False), ("我喜欢简洁的回答。", True)]),
-        ("Never use emojis 并且我是素食者，还有我喜欢简洁的回答。",
-         [("Never use emojis", True), ("我是素食者", False), ("我喜欢简洁的回答。", True)]),
+        ("我住在上海，我刚下班以及我喜欢简洁的回答。",
+         [("我住在上海", True), ("我刚下班", False), ("我喜欢简洁的回答。", True)]),
+        ("Never use emojis 并且我刚下班，还有我喜欢简洁的回答。",
+         [("Never use emojis", True), ("我刚下班", False), ("我喜欢简洁的回答。", True)]),
     ],
     ids=["en-commas", "en-ands", "zh-commas", "zh-yiji", "mixed"],
 )

@@ -16,10 +16,22 @@ RULES = load_rules()
     ("The deadline is Friday, March 14.", "limit:deadline", "Friday, March 14"),
     ("My deadline is Friday.", "limit:deadline", "Friday"),
     ("Deadline: March 5th.", "limit:deadline", "March 5"),
-    ("I live in Toronto and work night shifts.", "profile:location", "Toronto"),
     ("I live in Bosnia and Herzegovina.", "profile:location", "Bosnia and Herzegovina"),
     ("We moved to Trinidad and Tobago last year.", "profile:location", "Trinidad and Tobago"),
     ("I live in Berlin, Germany.", "profile:location", "Berlin, Germany"),
 ])
 def test_values_are_whole_and_places_stop_at_a_new_verb(text: str, key: str, value: str) -> None:
     assert [(f.key, f.value) for f in extract(text, RULES).facts] == [(key, value)]
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    ("I live in Toronto and work night shifts.", [("profile:location", "Toronto"), ("profile:schedule", "night shifts")]),
+    ("我住在深圳，平时上夜班。", [("profile:location", "深圳"), ("profile:schedule", "夜班")]),
+    ("I'm allergic to peanuts and shellfish.", [("prohibition:peanuts", "peanuts"), ("prohibition:shellfish", "shellfish")]),
+    ("我对花生和芒果过敏。", [("prohibition:花生", "花生"), ("prohibition:芒果", "芒果")]),
+    ("We deploy on Kubernetes 1.29 and Python 3.12 only.",
+     [("requirement:kubernetes", "Kubernetes 1.29"), ("requirement:python", "Python 3.12")]),
+    ("Write a 300-word summary of this article without commas.", [("limit:words", "300 words"), ("prohibition:commas", "commas")]),
+])
+def test_a_conjunction_or_list_gives_one_fact_each(text: str, facts: list[tuple[str, str]]) -> None:
+    assert [(f.key, f.value) for f in extract(text, RULES).facts] == facts
