@@ -1,6 +1,7 @@
 """Fact-extraction quality per language on the labelled and held-out sets, plus supersede accuracy.
 
-Run from the project root: `.venv/bin/python -m bench.facts_quality` (add `--misses` to list every disagreement on the sets rules are tuned on; held-out misses are never printed).
+Run from the project root: `.venv/bin/python -m bench.facts_quality`. `--misses` lists every disagreement
+on the sets rules are tuned on; held-out misses are never printed.
 """
 
 from __future__ import annotations
