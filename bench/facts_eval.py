@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ CONSTRAINT_KINDS = frozenset({"prohibition", "requirement", "limit", "format"})
 # A value that contains the labelled one (or is contained in it) still names the same thing when the shorter
 # is at least this share of the longer: "tabs for indentation" ~ "tabs for indentation in Python", not "tabs".
 _NEAR = 0.6
+_WORDS = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -287,8 +289,19 @@ def _supersede(pairs: list[Pair], rules: RuleSet) -> dict[str, SupersedeScore]:
 
 
 def _fold_value(value: str) -> str:
+    # Each English word loses its inflection ("booking" ~ "book", "modifying" ~ "modify", "calls" ~ "call"):
+    # labellers write a prohibited act as a gerund or a verb, and the value names the same act either way.
     text = unicodedata.normalize("NFKC", value).casefold()
-    return "".join(ch for ch in text if ch.isalnum())
+    return "".join(_stem(word) for word in _WORDS.findall(text))
+
+
+def _stem(word: str) -> str:
+    if not word.isascii() or len(word) <= 4:
+        return word
+    for suffix in ("ying", "ing", "ies", "ied", "ed", "es", "s", "y", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
 
 
 def _rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:

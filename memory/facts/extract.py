@@ -38,6 +38,7 @@ _AFTER_IF_YOU = re.compile(r"\bif\s+you(?:\s+(?:could|would|can|can't|couldn't))
                            re.IGNORECASE)
 _HEAD = re.compile(r"did not|didn'?t|\w+")
 _SUBJECT = re.compile(r"(?:我|你|您|他|她|咱)|(?:i|we|you|he|she|they|it)\b", re.IGNORECASE)
+_NOUN_ALONE = re.compile(r"(?:s|ing)$|[^\x00-\x7f]", re.IGNORECASE)
 # Where an `each` rule's list splits into items: commas, "and" / "or", 、和 及 与 或.
 _ITEMS = re.compile(r"\s*(?:,\s*(?:and|or)\s+|,|;|\band\b|\bor\b|\bnor\b|、|，|和|及|以及|与|跟|或者|或)\s*")
 # Who the user is and what they like hold until they say otherwise; only instructions can be for one request.
@@ -258,13 +259,28 @@ def _best(message: _Message, core: str, text: str, lang: str, half: bool = False
 
 def _build(rule: Rule, match: re.Match[str], rules: RuleSet, lang: str, text: str) -> list[ExtractedFact]:
     groups = {name: raw for name, raw in match.groupdict().items() if raw is not None and raw.strip()}
-    if rule.each is None or rule.each not in groups:
+    listed = next((name for name in groups if _SUFFIX.sub("", name) == rule.each), None)
+    items = _items(groups[listed]) if listed is not None else []
+    if listed is None or len(items) < 2:
         fact = _fact(rule, groups, rules, lang, text)
         return [fact] if fact is not None else []
-    # One fact per listed item ("allergic to peanuts and shellfish"): each stands or is superseded on its own.
-    items = [item for item in _ITEMS.split(groups[rule.each].strip()) if item.strip()]
-    facts = [_fact(rule, {**groups, rule.each: item}, rules, lang, text) for item in items]
+    # One fact per listed item ("allergic to peanuts and shellfish", "I like hiking, running and climbing"):
+    # each stands or is superseded on its own.
+    facts = [_fact(rule, {**groups, listed: item}, rules, lang, text) for item in items]
     return [fact for fact in facts if fact is not None] if all(facts) else []
+
+
+def _items(listed: str) -> list[str]:
+    # Only a list of short items is split: a long one is one thought ("the flexibility of working from home").
+    items = [item.strip() for item in _ITEMS.split(listed.strip()) if item.strip()]
+    if len(items) < 2 or any(len(item) > 10 if has_cjk(item) else len(item.split()) > 5 for item in items):
+        return []
+    # "action and comedy movies", "Sichuan and Cantonese cuisine": single modifiers share the last item's noun;
+    # a plural or a gerund is a noun of its own ("comedies and romance films", "hiking and rock climbing").
+    last = items[-1].split()
+    if len(last) >= 2 and all(len(item.split()) == 1 and not _NOUN_ALONE.search(item) for item in items[:-1]):
+        items = [f"{item} {last[-1]}" for item in items[:-1]] + [items[-1]]
+    return items
 
 
 def _fact(rule: Rule, groups: dict[str, str], rules: RuleSet, lang: str, text: str) -> ExtractedFact | None:

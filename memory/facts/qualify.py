@@ -22,11 +22,21 @@ _FOR_NOTHING = frozenset(
     "this that it now me us you him her them everything all anything something both each month week year day "
     "one".split())
 _BEFORE = re.compile(r"((?:[a-z][a-z-]*\s+){1,4})budget\b", re.IGNORECASE)
-_FOR = re.compile(r"\bbudget\b[^.;]*?\bfor\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+|this\s+|your\s+)?"
-                  r"(?P<thing>[a-z][a-z-]*(?:\s+(?:and|&)\s+[a-z][a-z-]*)?)", re.IGNORECASE)
-_MONEY_FOR = re.compile(r"(?:[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\s?(?:k|dollars?|euros?|pounds?|bucks|usd|eur|gbp)\b)"
-                        r"\s+for\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+)?"
-                        r"(?P<thing>[a-z][a-z-]*(?:\s+(?:and|&)\s+[a-z][a-z-]*)?)", re.IGNORECASE)
+_NOUN_PHRASE = r"(?P<thing>[a-z][a-z-]*(?:\s+(?:and|&)\s+[a-z][a-z-]*|\s+[a-z][a-z-]*){0,3})"
+_FOR = re.compile(r"\bbudget\b[^.;]*?\bfor\s+" + _NOUN_PHRASE, re.IGNORECASE)
+_MONEY = r"(?:[$€£¥]\s?\d[\d,.]*k?|\d[\d,.]*\s?(?:k|dollars?|euros?|pounds?|bucks|quid|usd|eur|gbp|yuan|rmb|cny)\b)"
+_MONEY_FOR = re.compile(_MONEY + r"\s+(?:for|on)\s+" + _NOUN_PHRASE, re.IGNORECASE)
+# "a laptop for no more than 1.5k dollars": the thing comes before the money it may cost.
+_THING_FOR_MONEY = re.compile(r"\b(?:a|an|the|my|our)\s+" + _NOUN_PHRASE + r"\s+(?:for|under|below|that costs?)\s+"
+                              r"(?:no more than\s+|not more than\s+|less than\s+|at most\s+|up to\s+|under\s+|"
+                              r"about\s+|around\s+|max\s+)?" + _MONEY, re.IGNORECASE)
+# "the total cost below 2,000 euros" names what is limited, not a thing it is for.
+_MONEY_WORDS = frozenset("cost costs price prices spend spending expense expenses bill amount money total sum thing things "
+                         "stuff everything lot".split())
+# Where the noun phrase after "for" / "on" stops: a verb, a preposition or a number says the thing has ended.
+_THING_END = frozenset(
+    "is are was were be been will would should must can could has have had of at to under below around about "
+    "over within up no not than max maximum tops per each every with in on by from so but or if".split())
 _BEFORE_ZH = re.compile(r"([\u4e00-\u9fff]+?)的?(?:总)?预算")
 # Leading words before 预算 that say whose, when or how much: stripped until a thing is left (or nothing).
 _GENERIC_ZH = ("我们的", "我的", "我们", "你的", "我", "你", "他", "她", "这次", "本次", "这回", "这个", "那个", "目前",
@@ -36,7 +46,7 @@ _CUE = re.compile(r"\bbudget\b|预算", re.IGNORECASE)
 
 def budget_subject(clause: str) -> str:
     """The key subject of a budget stated in `clause`: "budget for <thing>", or "budget" when it names none."""
-    if not _CUE.search(clause) and not _MONEY_FOR.search(clause):
+    if not _CUE.search(clause) and not _MONEY_FOR.search(clause) and not _THING_FOR_MONEY.search(clause):
         return "budget"
     thing = _thing_en(clause) or _thing_zh(clause)
     return f"budget for {thing}" if thing else "budget"
@@ -53,13 +63,27 @@ def _thing_en(clause: str) -> str | None:
             kept.insert(0, word)
         if kept:
             return " ".join(kept[-2:])
-    for pattern in (_FOR, _MONEY_FOR):
+    for pattern in (_FOR, _MONEY_FOR, _THING_FOR_MONEY):
         found = pattern.search(clause)
         if found is not None:
-            thing = found.group("thing").lower()
-            if thing.split()[0] not in _FOR_NOTHING:
-                return " ".join(thing.split())
+            thing = _head(found.group("thing"))
+            if thing:
+                return thing
     return None
+
+
+def _head(phrase: str) -> str | None:
+    # "the new keyboard is around" -> "keyboard"; "the whole party" -> "party"; "flights and hotels" stays whole.
+    words: list[str] = []
+    for word in phrase.lower().split():
+        if word in _THING_END:
+            break
+        words.append(word)
+    while words and words[0] in _GENERIC_EN:
+        words.pop(0)
+    if not words or words[0] in _FOR_NOTHING or words[-1] in _MONEY_WORDS:
+        return None
+    return " ".join(words[-3:] if "and" in words or "&" in words else words[-2:])
 
 
 def _thing_zh(clause: str) -> str | None:

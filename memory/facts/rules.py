@@ -251,7 +251,7 @@ def _compile_rule(path: Path, number: int, raw: dict[str, Any], fragments: Mappi
         raise ConfigError(f"{where}: also must be true or false, got {also!r}.")
     pattern = _compile(path, f"rule '{rule_id}' pattern", raw["pattern"], fragments)
     each = raw.get("each")
-    if each is not None and (not isinstance(each, str) or each not in pattern.groupindex):
+    if each is not None and (not isinstance(each, str) or each not in {_SUFFIX.sub("", g) for g in pattern.groupindex}):
         raise ConfigError(f"{where}: each must name one of the pattern's groups, got {each!r}.")
     defaults = {k: _string(path, f"rule '{rule_id}' defaults.{k}", v) for k, v in _table(path, raw, "defaults").items()}
     groups = set(pattern.groupindex) | {_SUFFIX.sub("", g) for g in pattern.groupindex} | set(defaults)

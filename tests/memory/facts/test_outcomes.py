@@ -145,7 +145,7 @@ def test_a_clause_without_a_fact_between_two_with_facts(
     ("message", "value"),
     [
         ("Don't use tabs and spaces.", "tabs and spaces"),
-        ("I like cats and my dog.", "cats and my dog"),
+        ("Never mix tabs and spaces.", "mix tabs and spaces"),
         ("不要用emoji以及感叹号。", "emoji以及感叹号"),
     ],
 )
