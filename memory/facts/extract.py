@@ -39,6 +39,11 @@ _AFTER_IF_YOU = re.compile(r"\bif\s+you(?:\s+(?:could|would|can|can't|couldn't))
 _HEAD = re.compile(r"did not|didn'?t|\w+")
 _SUBJECT = re.compile(r"(?:我|你|您|他|她|咱)|(?:i|we|you|he|she|they|it)\b", re.IGNORECASE)
 _NOUN_ALONE = re.compile(r"(?:s|ing)$|[^\x00-\x7f]", re.IGNORECASE)
+# A prohibition that compares without its second term, and the forms that name the pinned version instead.
+_COMPARES_EN = re.compile(r"(?:any(?:thing)?\s+|the\s+)?(?:newer|later|more recent|higher|above|upcoming)\b", re.IGNORECASE)
+_THAN_THAT = re.compile(r"\bthan\s+(?:that|it|this|ours|what we have|what we use)\b", re.IGNORECASE)
+_COMPARES_ZH = re.compile(r"(?:更新|更高|更新版本|更高版本|新版本|新版|高版本|以后版本|之后版本)的?")
+_BARE_VERSION_ZH = re.compile(r"\d+(?:\.\d+)*\s*(?:才有|以上|及以上|之后|以后|版本)")
 # Where an `each` rule's list splits into items: commas, "and" / "or", 、和 及 与 或.
 _ITEMS = re.compile(r"\s*(?:,\s*(?:and|or)\s+|,|;|\band\b|\bor\b|\bnor\b|、|，|和|及|以及|与|跟|或者|或)\s*")
 # Who the user is and what they like hold until they say otherwise; only instructions can be for one request.
@@ -76,7 +81,34 @@ def extract(text: str, rules: RuleSet) -> Extraction:
     work = _mask_quotes(prepared.text, rules, masked)
     message = _Message(original=text, work=work, rules=rules)
     units = [unit for sentence in split_sentences(work) for unit in _sentence(message, sentence)]
+    _refer(units)
     return _assemble(text, units, masked)
+
+
+def _refer(units: list[_Unit]) -> None:
+    # "We use Java 17, so don't use newer syntax" / "用的是 Java 17，别用更新的语法": a prohibition that compares
+    # without saying with what ("newer", "更新的", "15才有的") is about the version the message pinned.
+    pinned = [f for unit in units for f in unit.facts if f.kind == "requirement" and ".version" in f.rule]
+    if not pinned:
+        return
+    version = pinned[-1].value
+    tool = version.rsplit(" ", 1)[0]
+    for unit in units:
+        for index, fact in enumerate(unit.facts):
+            if fact.kind != "prohibition":
+                continue
+            value = fact.value
+            if _COMPARES_EN.match(value) and not re.search(r"\bthan\b", value, re.IGNORECASE):
+                value = f"{value} than {version}"
+            elif _THAN_THAT.search(value):
+                value = _THAN_THAT.sub(f"than {version}", value)
+            elif _COMPARES_ZH.match(value):
+                value = f"比 {version} {value}"
+            elif _BARE_VERSION_ZH.match(value):
+                value = f"{tool} {value}"
+            else:
+                continue
+            unit.facts[index] = replace(fact, value=value, key=normalize_key(fact.kind, value))
 
 
 def _mask_quotes(work: str, rules: RuleSet, masked: list[_Unit]) -> str:
