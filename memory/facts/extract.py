@@ -44,6 +44,9 @@ _COMPARES_EN = re.compile(r"(?:any(?:thing)?\s+|the\s+)?(?:newer|later|more rece
 _THAN_THAT = re.compile(r"\bthan\s+(?:that|it|this|ours|what we have|what we use)\b", re.IGNORECASE)
 _COMPARES_ZH = re.compile(r"(?:更新|更高|更新版本|更高版本|新版本|新版|高版本|以后版本|之后版本)的?")
 _BARE_VERSION_ZH = re.compile(r"\d+(?:\.\d+)*\s*(?:才有|以上|及以上|之后|以后|版本)")
+# What frames a listed item without being part of it: "比如耳环", "如《时间简史》", "《人类简史》等", "such as X".
+_ITEM_EDGES = re.compile(r"^(?:比如说?|例如|譬如|像是|像|如|尤其是|特别是|是|such as|like|e\.g\.?|including)\s*"
+                         r"|\s*(?:等等|等|什么的|之类的?|etc\.?|and so on)$", re.IGNORECASE)
 # Where an `each` rule's list splits into items: commas, "and" / "or", 、和 及 与 或.
 _ITEMS = re.compile(r"\s*(?:,\s*(?:and|or)\s+|,|;|\band\b|\bor\b|\bnor\b|、|，|和|及|以及|与|跟|或者|或)\s*")
 # Who the user is and what they like hold until they say otherwise; only instructions can be for one request.
@@ -199,8 +202,9 @@ def _prefer_whole(whole: list[ExtractedFact], by_clause: list[ExtractedFact]) ->
 def _list_like(value: str) -> bool:
     # "Berlin, Germany" or "jQuery, React, or Vue" continue a value; "it looks so cozy" and "我刚下班" (a
     # subject of its own) start a new thought.
-    return all(not _SUBJECT.match(part.strip()) and (
-        len(part.strip()) <= 4 if has_cjk(part) else len(part.split()) <= 3) for part in value.split(",")[1:])
+    # In Chinese a list is written with 、; a comma separates clauses.
+    return all(not _SUBJECT.match(part.strip()) and not has_cjk(part) and len(part.split()) <= 3
+               for part in value.split(",")[1:])
 
 
 def _clauses(message: _Message, span: Span) -> list[_Unit]:
@@ -304,7 +308,8 @@ def _build(rule: Rule, match: re.Match[str], rules: RuleSet, lang: str, text: st
 
 def _items(listed: str) -> list[str]:
     # Only a list of short items is split: a long one is one thought ("the flexibility of working from home").
-    items = [item.strip() for item in _ITEMS.split(listed.strip()) if item.strip()]
+    items = [_ITEM_EDGES.sub("", item.strip()) for item in _ITEMS.split(listed.strip()) if item.strip()]
+    items = [item for item in items if item]
     if len(items) < 2 or any(len(item) > 10 if has_cjk(item) else len(item.split()) > 5 for item in items):
         return []
     # "action and comedy movies", "Sichuan and Cantonese cuisine": single modifiers share the last item's noun;

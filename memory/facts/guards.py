@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from memory.facts.rules import Markers
 
 __all__ = [
+    "ADVICE",
     "CODE",
     "HYPOTHETICAL",
     "NO_FACT",
@@ -23,6 +24,7 @@ __all__ = [
 QUESTION = "a question, not a statement"
 HYPOTHETICAL = "hypothetical, not a standing instruction"
 REPORTED = "reported speech, not the user's own instruction"
+ADVICE = "encouragement or advice to a person, not an instruction"
 QUOTED = "quoted text, not the user's own instruction"
 CODE = "code, not prose"
 NO_FACT = "no constraint, preference or profile statement found"
@@ -53,9 +55,12 @@ def judge_sentence(sentence: str, markers: Markers, whole: str | None = None) ->
 
 
 def judge_clause(clause: str, markers: Markers) -> Verdict | None:
-    """Reject one clause that only sets a scope ('when ...'), reports someone else, or negates ('I'm not saying')."""
+    """Reject one clause that only sets a scope ('when ...'), encourages a person ('don't give up'), reports
+    someone else, or negates ('I'm not saying')."""
     if markers.conditional is not None and markers.conditional.search(clause):
         return Verdict(HYPOTHETICAL)
+    if markers.advice is not None and markers.advice.search(clause):
+        return Verdict(ADVICE)
     if markers.reported is not None:
         match = markers.reported.search(clause)
         if match is not None:

@@ -25,7 +25,7 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 MARKER_NAMES = (
     "question", "hypothetical", "conditional", "reported", "negated", "lead_in", "trailer", "cue",
     "deictic", "light_verb", "filler", "conjunction", "new_clause", "request", "correction",
-    "standing", "this_request", "one_off",
+    "standing", "this_request", "one_off", "advice",
 )
 
 # Fixed slots (profile, format, limit) win over open-ended verbs when both match one clause.
@@ -87,6 +87,7 @@ class Markers:
     standing: re.Pattern[str] | None = None
     this_request: re.Pattern[str] | None = None
     one_off: re.Pattern[str] | None = None
+    advice: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ class _Merged:
             reported=one["reported"], negated=one["negated"], lead_in=one["lead_in"], trailer=one["trailer"],
             cue=one["cue"], deictic=one["deictic"], light_verb=one["light_verb"], filler=fillers,
             conjunction=one["conjunction"], new_clause=one["new_clause"],
-            standing=one["standing"], this_request=one["this_request"], one_off=one["one_off"],
+            standing=one["standing"], this_request=one["this_request"], one_off=one["one_off"], advice=one["advice"],
         )
 
     def _alternation(self, patterns: Sequence[str]) -> re.Pattern[str] | None:
