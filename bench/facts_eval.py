@@ -265,13 +265,14 @@ def _same_fact(predicted: GoldFact, gold: GoldFact) -> bool:
     # a free key is the value itself ("prohibition:tabs"), so the values decide (docs/fact-labels.md).
     if predicted.kind != gold.kind or not same_value(predicted.value, gold.value):
         return False
-    slot = _canonical_key(gold.key) != normalize_key(gold.kind, gold.value)
+    slot = _canonical_key(gold.key) != _canonical_key(normalize_key(gold.kind, gold.value))
     return not slot or _canonical_key(predicted.key) == _canonical_key(gold.key)
 
 
 def _canonical_key(key: str) -> str:
+    # Inflection folded as for values: "budget for flights" and "budget for flight" are one slot.
     kind, _, subject = key.partition(":")
-    return normalize_key(kind, subject)
+    return f"{kind}:{_fold_value(normalize_key(kind, subject).partition(':')[2])}"
 
 
 def _supersede(pairs: list[Pair], rules: RuleSet) -> dict[str, SupersedeScore]:

@@ -39,7 +39,8 @@ _THING_END = frozenset(
     "over within up no not than max maximum tops per each every with in on by from so but or if".split())
 _BEFORE_ZH = re.compile(r"([\u4e00-\u9fff]+?)的?(?:总)?预算")
 # Leading words before 预算 that say whose, when or how much: stripped until a thing is left (or nothing).
-_GENERIC_ZH = ("我们的", "我的", "我们", "你的", "我", "你", "他", "她", "这次", "本次", "这回", "这个", "那个", "目前",
+_GENERIC_ZH = ("我们的", "我的", "我们", "你的", "我", "你", "他", "她", "这次", "本次", "这回", "这个月", "下个月", "本月",
+               "这个", "那个", "目前",
                "现在", "大概", "每个月", "每月", "每年", "每周", "每天", "月度", "年度", "整体", "全部", "总", "的")
 _CUE = re.compile(r"\bbudget\b|预算", re.IGNORECASE)
 
@@ -83,7 +84,15 @@ def _head(phrase: str) -> str | None:
         words.pop(0)
     if not words or words[0] in _FOR_NOTHING or words[-1] in _MONEY_WORDS:
         return None
+    # One key for "the headphones" and "the headphone budget": a plural names the same thing.
+    words = [_singular(word) for word in words]
     return " ".join(words[-3:] if "and" in words or "&" in words else words[-2:])
+
+
+def _singular(word: str) -> str:
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ous")):
+        return word[:-3] + "y" if word.endswith("ies") else word[:-1]
+    return word
 
 
 def _thing_zh(clause: str) -> str | None:

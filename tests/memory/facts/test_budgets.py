@@ -18,7 +18,7 @@ RULES = load_rules()
 @pytest.mark.parametrize(("text", "key"), [
     ("My maximum monthly rent budget is $800.", "limit:budget for rent"),
     ("My wedding budget is 20k.", "limit:budget for wedding"),
-    ("My budget is around $500-$700 for flights and accommodations.", "limit:budget for flights and accommodations"),
+    ("My budget is around $500-$700 for flights and accommodations.", "limit:budget for flight and accommodation"),
     ("I can go to $300 for the hotel.", "limit:budget for hotel"),
     ("My budget is under $500.", "limit:budget"),
     ("I can spend at most 300 dollars on this.", "limit:budget"),
@@ -44,7 +44,7 @@ def test_budgets_for_different_things_do_not_replace_each_other(facts: FactMemor
     facts.observe("ns", "My budget is around $500-$700 for flights and accommodations.")
     held = {f.key: f.value for f in facts.list("ns")}
     assert held == {"limit:budget": "500 CNY", "limit:budget for rent": "800 USD",
-                    "limit:budget for flights and accommodations": "500 USD"}
+                    "limit:budget for flight and accommodation": "500 USD"}
 
 
 @pytest.mark.parametrize(("said", "correction", "key", "value"), [
