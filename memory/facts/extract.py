@@ -36,6 +36,8 @@ _SUFFIX = re.compile(r"_\d+$")
 _WORD = re.compile(r"[^\W_]")
 _AFTER_IF_YOU = re.compile(r"\bif\s+you(?:\s+(?:could|would|can|can't|couldn't))?(?:\s+(?:please|always|just))?[\s,]*$",
                            re.IGNORECASE)
+_AFTER_MIND = re.compile(r"\bwould you mind[\s,]*$", re.IGNORECASE)
+_NOT = re.compile(r"not\s+", re.IGNORECASE)
 _HEAD = re.compile(r"did not|didn'?t|\w+")
 _SUBJECT = re.compile(r"(?:我|你|您|他|她|咱)|(?:i|we|you|he|she|they|it)\b", re.IGNORECASE)
 _NOUN_ALONE = re.compile(r"(?:s|ing)$|[^\x00-\x7f]", re.IGNORECASE)
@@ -248,16 +250,26 @@ def _match_unit(message: _Message, span: Span, memo: dict[tuple[Span, bool], lis
 
 
 def _present(message: _Message, start: int, end: int) -> str:
-    # After a wish's "if you" ("It would be great if you used British spelling") the verb is in the past: it is
-    # read in the present (vocab.past), the characters after it unchanged.
+    # A wish ("It would be great if you used British spelling", "Would you mind not using my full name") asks
+    # for what its verb says: the verb is read in the present (vocab.past, vocab.gerund) as a request to do it
+    # ("make sure to use ...") or, negated, not to ("don't use ...").
     core = message.work[start:end]
-    if not _AFTER_IF_YOU.search(message.work, max(0, start - 40), start):
+    before = message.work[max(0, start - 40):start]
+    if _AFTER_IF_YOU.search(before):
+        table = message.rules.vocab.get("past", {})
+    elif _AFTER_MIND.search(before):
+        table = message.rules.vocab.get("gerund", {})
+    else:
         return core
-    past = message.rules.vocab.get("past", {})
-    head = _HEAD.match(core)
-    if head is None or head.group(0).lower() not in past:
+    negated = _NOT.match(core)
+    rest = core[negated.end():] if negated else core
+    head = _HEAD.match(rest)
+    if head is None or head.group(0).lower() not in table:
         return core
-    return past[head.group(0).lower()] + core[head.end():]
+    verb, tail = table[head.group(0).lower()], rest[head.end():]
+    if verb in ("don't", "do not", "never", "always", "only"):
+        return verb + tail
+    return ("don't " if negated else "make sure to ") + verb + tail
 
 
 def _split(message: _Message, span: Span, memo: dict[tuple[Span, bool], list[ExtractedFact]],

@@ -33,7 +33,9 @@ _QUOTES = re.compile(
 )
 _SENTENCE_END = re.compile(r"[!?;。\n…]+|\.(?=\s|$)")
 _ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|st|approx|incl|u\.s)$", re.IGNORECASE)
-_CLAUSE_BREAK = re.compile(r"(?<!\d),|,(?!\d)|(?<!\d):|:(?!\d)")
+# A dash between words ("Plain text only — my client mangles markdown", "assistant manager- it's like") ends a
+# clause as a comma does; a hyphen inside a word ("long-distance") does not.
+_CLAUSE_BREAK = re.compile(r"(?<!\d),|,(?!\d)|(?<!\d):|:(?!\d)|\s*(?:—|–|--)\s*|\s+-\s+|(?<=[^\W\d_])-\s+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
