@@ -46,6 +46,7 @@ _COMPARES_EN = re.compile(r"(?:any(?:thing)?\s+|the\s+)?(?:newer|later|more rece
 _THAN_THAT = re.compile(r"\bthan\s+(?:that|it|this|ours|what we have|what we use)\b", re.IGNORECASE)
 _COMPARES_ZH = re.compile(r"(?:更新|更高|更新版本|更高版本|新版本|新版|高版本|以后版本|之后版本)的?")
 _BARE_VERSION_ZH = re.compile(r"\d+(?:\.\d+)*\s*(?:才有|以上|及以上|之后|以后|版本)")
+_ITEMS_ZH = re.compile(r"\s*(?:、|和|及|以及|与|跟|或者|或|\band\b|\bor\b)\s*")
 # What frames a listed item without being part of it: "比如耳环", "如《时间简史》", "《人类简史》等", "such as X".
 _ITEM_EDGES = re.compile(r"^(?:比如说?|例如|譬如|像是|像|如|尤其是|特别是|是|such as|like|e\.g\.?|including)\s*"
                          r"|\s*(?:等等|等|什么的|之类的?|etc\.?|and so on)$", re.IGNORECASE)
@@ -71,6 +72,11 @@ class _Message:
     original: str
     work: str
     rules: RuleSet
+    plain: str = ""
+    """`work` with quoted names blanked out too: what the guards read, so "《听妈妈的话》" sets up no "if"."""
+
+    def guarded(self, start: int, end: int) -> str:
+        return (self.plain or self.work)[start:end]
 
     def text(self, span: Span) -> str:
         return self.original[span.start:span.end].strip()
@@ -83,8 +89,8 @@ def extract(text: str, rules: RuleSet) -> Extraction:
     """Extract the user's constraints and preferences from one message, accounting for every sentence."""
     prepared = prepare(text, rules.code_lines)
     masked = [_Unit(span, reason=guards.CODE) for span in prepared.code]
-    work = _mask_quotes(prepared.text, rules, masked)
-    message = _Message(original=text, work=work, rules=rules)
+    work, plain = _mask_quotes(prepared.text, rules, masked)
+    message = _Message(original=text, work=work, rules=rules, plain=plain)
     units = [unit for sentence in split_sentences(work) for unit in _sentence(message, sentence)]
     _refer(units)
     return _assemble(text, units, masked)
@@ -116,8 +122,10 @@ def _refer(units: list[_Unit]) -> None:
             unit.facts[index] = replace(fact, value=value, key=normalize_key(fact.kind, value))
 
 
-def _mask_quotes(work: str, rules: RuleSet, masked: list[_Unit]) -> str:
-    # Quoted instructions belong to someone else; a quoted bare term ("eval") is just a name.
+def _mask_quotes(work: str, rules: RuleSet, masked: list[_Unit]) -> tuple[str, str]:
+    # Quoted instructions belong to someone else; a quoted bare term ("eval") is just a name, kept for the rules
+    # and blanked for the guards (the second text).
+    names: list[Span] = []
     for quote in find_quotes(work):
         inner = work[quote.inner.start:quote.inner.end]
         markers = rules.markers["zh" if has_cjk(inner) else "en"]
@@ -126,10 +134,14 @@ def _mask_quotes(work: str, rules: RuleSet, masked: list[_Unit]) -> str:
             blank = (quote.outer.start, quote.outer.end)
             work = work[:blank[0]] + " " * (blank[1] - blank[0]) + work[blank[1]:]
         else:
+            names.append(quote.inner)
             for pos in (quote.outer.start, quote.inner.end):
                 width = quote.inner.start - quote.outer.start if pos == quote.outer.start else quote.outer.end - pos
                 work = work[:pos] + " " * width + work[pos + width:]
-    return work
+    plain = work
+    for name in names:
+        plain = plain[:name.start] + "x" * (name.end - name.start) + plain[name.end:]
+    return work, plain
 
 
 def _sentence(message: _Message, span: Span) -> list[_Unit]:
@@ -137,10 +149,11 @@ def _sentence(message: _Message, span: Span) -> list[_Unit]:
     start, end = strip_edges(message.work, span.start, span.end, markers)
     units: list[_Unit] = []
     if start < end:
-        verdict = guards.judge_sentence(message.work[start:span.end], markers,
-                                        whole=message.work[span.start:span.end])
+        verdict = guards.judge_sentence(message.guarded(start, span.end), markers,
+                                        whole=message.guarded(span.start, span.end))
         if verdict is not None:
-            return [_Unit(span, reason=verdict.reason)]
+            said = _said_before_asking(message, span) if verdict.reason == guards.QUESTION else None
+            return said if said is not None else [_Unit(span, reason=verdict.reason)]
         # Either language's new-clause conjunctions cut a sentence that mixes the two.
         parts = split_at(message.work, Span(start, end), (m.new_clause for m in message.rules.markers.values()))
         units = [unit for part in parts for unit in _part(message, span if len(parts) == 1 else part)]
@@ -168,13 +181,27 @@ def _for_this_request(message: _Message, span: Span) -> bool:
     return said or (markers.one_off is not None and markers.one_off.search(sentence.strip()) is not None)
 
 
+def _said_before_asking(message: _Message, span: Span) -> list[_Unit] | None:
+    # "我很喜欢旅游和看电影，你呢？", "I love hiking, do you?": the question is the last clause; what the clauses
+    # before it state is still said. None when the sentence asks from its first clause on.
+    clauses = split_clauses(message.work, span)
+    for index, clause in enumerate(clauses):
+        markers = message.rules.markers[message.lang(clause)]
+        if guards.judge_sentence(message.guarded(clause.start, clause.end), markers) is not None:
+            if index == 0:
+                return None
+            head = _sentence(message, Span(span.start, clauses[index - 1].end))
+            return [*head, _Unit(Span(clause.start, span.end), reason=guards.QUESTION)]
+    return None
+
+
 def _part(message: _Message, span: Span) -> list[_Unit]:
     markers = message.rules.markers[message.lang(span)]
     start, end = strip_edges(message.work, span.start, span.end, markers)
     if start >= end:
         return []
     whole: list[ExtractedFact] = []
-    if guards.judge_clause(message.work[start:end], markers) is None:
+    if guards.judge_clause(message.guarded(start, end), markers) is None:
         whole = _match_unit(message, span, {})
     by_clause = _clauses(message, Span(start, end))
     split = [fact for unit in by_clause for fact in unit.facts]
@@ -204,9 +231,16 @@ def _prefer_whole(whole: list[ExtractedFact], by_clause: list[ExtractedFact]) ->
 def _list_like(value: str) -> bool:
     # "Berlin, Germany" or "jQuery, React, or Vue" continue a value; "it looks so cozy" and "我刚下班" (a
     # subject of its own) start a new thought.
-    # In Chinese a list is written with 、; a comma separates clauses.
-    return all(not _SUBJECT.match(part.strip()) and not has_cjk(part) and len(part.split()) <= 3
-               for part in value.split(",")[1:])
+    parts = [part.strip() for part in value.split(",")]
+    if has_cjk(value):
+        return _comma_list_zh(parts)
+    return all(not _SUBJECT.match(part) and len(part.split()) <= 3 for part in parts[1:])
+
+
+def _comma_list_zh(parts: list[str]) -> bool:
+    # In Chinese a comma mostly separates clauses ("测试，赶时间"); a run of three or more short parts is a
+    # casual list ("唱歌跳舞，健身，旅游，电影").
+    return len(parts) >= 3 and all(0 < len(part) <= 4 and not _SUBJECT.match(part) for part in parts[1:])
 
 
 def _clauses(message: _Message, span: Span) -> list[_Unit]:
@@ -217,7 +251,7 @@ def _clauses(message: _Message, span: Span) -> list[_Unit]:
         start, end = strip_edges(message.work, clause.start, clause.end, markers)
         if start >= end:
             continue
-        verdict = guards.judge_clause(message.work[start:end], markers)
+        verdict = guards.judge_clause(message.guarded(start, end), markers)
         if verdict is not None or carry is not None:
             reason = verdict.reason if verdict is not None else carry.reason if carry is not None else ""
             units.append(_Unit(clause, reason=reason))
@@ -320,7 +354,9 @@ def _build(rule: Rule, match: re.Match[str], rules: RuleSet, lang: str, text: st
 
 def _items(listed: str) -> list[str]:
     # Only a list of short items is split: a long one is one thought ("the flexibility of working from home").
-    items = [_ITEM_EDGES.sub("", item.strip()) for item in _ITEMS.split(listed.strip()) if item.strip()]
+    cjk = has_cjk(listed) and not _comma_list_zh([part.strip() for part in re.split(r"[,，]", listed)])
+    splitter = _ITEMS_ZH if cjk else _ITEMS  # a Chinese comma ends a clause, not an item, but in a short list
+    items = [_ITEM_EDGES.sub("", item.strip()) for item in splitter.split(listed.strip()) if item.strip()]
     items = [item for item in items if item]
     if len(items) < 2 or any(len(item) > 10 if has_cjk(item) else len(item.split()) > 5 for item in items):
         return []

@@ -29,6 +29,7 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _QUOTES = re.compile(
     r"""(?<![A-Za-z0-9_])"(?P<a>[^"\n]{1,300})"|「(?P<b>[^」\n]{1,300})」|『(?P<c>[^』\n]{1,300})』"""
+    r"""|《(?P<e>[^》\n]{1,300})》|“(?P<f>[^”\n]{1,300})”"""
     r"""|(?<![\w'])'(?P<d>(?:[^'\n]|'(?=\w)){1,300}?)'(?![\w])"""
 )
 _SENTENCE_END = re.compile(r"[!?;。\n…]+|\.(?=\s|$)")
@@ -98,7 +99,7 @@ def find_quotes(text: str) -> list[Quote]:
     """Every quoted passage in the prepared text, in order."""
     quotes: list[Quote] = []
     for match in _QUOTES.finditer(text):
-        group = next(name for name in "abcd" if match.group(name) is not None)
+        group = next(name for name in "abcdef" if match.group(name) is not None)
         quotes.append(Quote(Span(match.start(), match.end()), Span(match.start(group), match.end(group))))
     return quotes
 
