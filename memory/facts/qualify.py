@@ -42,12 +42,14 @@ _BEFORE_ZH = re.compile(r"([\u4e00-\u9fff]+?)的?(?:总)?预算")
 _GENERIC_ZH = ("我们的", "我的", "我们", "你的", "我", "你", "他", "她", "这次", "本次", "这回", "这个月", "下个月", "本月",
                "这个", "那个", "目前",
                "现在", "大概", "每个月", "每月", "每年", "每周", "每天", "月度", "年度", "整体", "全部", "总", "的")
+_BUYING_ZH = re.compile(r"(?:买|订|租|选|找)(?:个|一个|一台|一部|一件)?(?P<thing>[\u4e00-\u9fff]{1,4}?)的话")
 _CUE = re.compile(r"\bbudget\b|预算", re.IGNORECASE)
 
 
 def budget_subject(clause: str) -> str:
     """The key subject of a budget stated in `clause`: "budget for <thing>", or "budget" when it names none."""
-    if not _CUE.search(clause) and not _MONEY_FOR.search(clause) and not _THING_FOR_MONEY.search(clause):
+    if not (_CUE.search(clause) or _MONEY_FOR.search(clause) or _THING_FOR_MONEY.search(clause)
+            or _BUYING_ZH.search(clause)):
         return "budget"
     thing = _thing_en(clause) or _thing_zh(clause)
     return f"budget for {thing}" if thing else "budget"
@@ -96,6 +98,9 @@ def _singular(word: str) -> str:
 
 
 def _thing_zh(clause: str) -> str | None:
+    bought = _BUYING_ZH.search(clause)  # "买耳机的话顶多一千"
+    if bought is not None:
+        return bought.group("thing")
     found = _BEFORE_ZH.search(clause)
     if found is None:
         return None
