@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ __all__ = [
     "Score",
     "SupersedeScore",
     "chat_rate",
+    "chat_turns",
+    "kind_scores",
     "load_labelled",
     "load_pairs",
     "same_value",
@@ -37,6 +40,11 @@ LANGS = ("en", "zh")
 PAIR_LANGS = ("en", "zh", "mixed")
 
 
+BENCHDATA = Path(__file__).resolve().parents[2] / "shared" / "benchdata"
+# The chat turns of LoCoMo and MemoryBank split as the labelled sets were: the first conversations and users are
+# the development half (read when writing a rule), the others held out (only their rate is read).
+_LOCOMO_DEV = frozenset({"conv-26", "conv-30", "conv-41"})
+_MEMORYBANK_DEV_USERS = 8
 # The kinds that tell the assistant what to do or not do: what a chat turn must not be mistaken for.
 CONSTRAINT_KINDS = frozenset({"prohibition", "requirement", "limit", "format"})
 # A value that contains the labelled one (or is contained in it) still names the same thing when the shorter
@@ -287,6 +295,40 @@ def _supersede(pairs: list[Pair], rules: RuleSet) -> dict[str, SupersedeScore]:
             row[0] += 1
             row[1] += int(right)
     return {lang: SupersedeScore(*row) for lang, row in sorted(counts.items())}
+
+
+def chat_turns(split: str, data: Path = BENCHDATA) -> dict[str, list[str]]:
+    """Real conversation turns by language: LoCoMo (English) and MemoryBank's users (Chinese and English).
+
+    `split` is "dev" (LoCoMo conv-26/30/41, MemoryBank's first 8 users) or "heldout" (the rest)."""
+    if split not in ("dev", "heldout"):
+        raise ValidationError(f"split must be 'dev' or 'heldout', got {split!r}")
+    turns: dict[str, list[str]] = {"en": [], "zh": []}
+    for sample in json.loads((data / "locomo" / "locomo_dev.json").read_text(encoding="utf-8")):
+        if (sample["sample_id"] in _LOCOMO_DEV) == (split == "dev"):
+            for name, session in sample["conversation"].items():
+                if name.startswith("session_") and isinstance(session, list):
+                    turns["en"].extend(turn["text"] for turn in session)
+    for lang, name in (("zh", "cn"), ("en", "en")):
+        users = json.loads((data / "zh_memorybank" / f"memory_bank_{name}.json").read_text(encoding="utf-8"))
+        for index, user in enumerate(users.values()):
+            if (index < _MEMORYBANK_DEV_USERS) == (split == "dev"):
+                turns[lang].extend(t["query"] for day in user["history"].values() for t in day if t.get("query"))
+    return turns
+
+
+def kind_scores(labelled: str | Path | Iterable[Labelled], rules: RuleSet) -> dict[str, Score]:
+    """Precision and recall of kinds alone, per language: a constraint of the right kind found, value aside."""
+    items = load_labelled(labelled) if isinstance(labelled, (str, Path)) else list(labelled)
+    counts: dict[str, list[int]] = {}
+    for item in items:
+        predicted = Counter(f.kind for f in extract(item.text, rules).facts)
+        gold = Counter(f.kind for f in item.facts)
+        for lang in (item.lang, ALL):
+            row = counts.setdefault(lang, [0, 0, 0, 0])
+            for index, amount in enumerate((1, predicted.total(), gold.total(), (predicted & gold).total())):
+                row[index] += amount
+    return {lang: Score(*row) for lang, row in sorted(counts.items())}
 
 
 def _fold_value(value: str) -> str:

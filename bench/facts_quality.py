@@ -1,19 +1,33 @@
-"""Fact-extraction quality per language on the labelled and held-out sets, plus supersede accuracy.
+"""Fact-extraction quality per language and kind on the labelled, development and held-out sets.
 
-Run from the project root: `.venv/bin/python -m bench.facts_quality`. `--misses` lists every disagreement
-on the sets rules are tuned on; held-out misses are never printed.
+Run from the project root: `.venv/bin/python -m bench.facts_quality`. It prints, per set and language:
+precision / recall / F1 of facts (kind, key and value as docs/fact-labels.md matches them) and supersede
+accuracy; the same per kind; precision / recall of kinds alone (a constraint of the right kind found, whatever
+its value); lifetime accuracy (standing or this request only); the share of real chat turns (LoCoMo,
+MemoryBank) that yield a prohibition, requirement, limit or format fact; and extraction time per message.
+`--misses` lists every disagreement on the sets rules are tuned on; held-out misses are never printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
+import time
 from pathlib import Path
 
-from bench.facts_eval import QualityReport, score
-from memory.facts.rules import load_rules
+from bench.facts_eval import QualityReport, chat_rate, chat_turns, kind_scores, load_labelled, score
+from memory.facts.extract import extract
+from memory.facts.rules import KINDS, RuleSet, load_rules
 
 _DATA = Path(__file__).resolve().parents[1] / "tests" / "memory" / "facts"
 _HELD_OUT = {"heldout", "unseen"}
+# name: (utterances, supersede pairs or None)
+SETS: dict[str, tuple[str, str | None]] = {
+    "labelled": ("labelled.jsonl", "supersede.jsonl"),
+    "dev": ("dev.jsonl", "dev_supersede.jsonl"),
+    "heldout": ("heldout.jsonl", None),
+    "unseen": ("unseen.jsonl", "unseen_supersede.jsonl"),
+}
 
 
 def rows(name: str, report: QualityReport) -> list[str]:
@@ -34,24 +48,45 @@ def rows(name: str, report: QualityReport) -> list[str]:
 
 
 def main() -> None:
-    """Print the table; with --misses, every fact the extractor got wrong."""
+    """Print the tables; with --misses, every fact the extractor got wrong on the tuning sets."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--misses", action="store_true", help="also list every missed or unexpected fact")
     parser.add_argument("--rules", nargs="*", default=[], help="extra rule files to load after the shipped ones")
+    parser.add_argument("--no-chat", action="store_true", help="skip the chat-turn rate (reads ../shared/benchdata)")
     args = parser.parse_args()
     rules = load_rules(*args.rules)
-    reports = {
-        "labelled": score(_DATA / "labelled.jsonl", rules, _DATA / "supersede.jsonl"),
-        "dev": score(_DATA / "dev.jsonl", rules, _DATA / "dev_supersede.jsonl"),
-        "heldout": score(_DATA / "heldout.jsonl", rules),
-        "unseen": score(_DATA / "unseen.jsonl", rules, _DATA / "unseen_supersede.jsonl"),
-    }
+    reports = {name: score(_DATA / facts, rules, _DATA / pairs if pairs else None)
+               for name, (facts, pairs) in SETS.items()}
     header = _format(["set", "lang", "utterances", "precision", "recall", "F1", "supersede"])
     print(header)
     print("-" * len(header))
     for name, report in reports.items():
         for line in rows(name, report):
             print(line)
+    print("\nper kind (dev | unseen): precision / recall (labelled facts)")
+    for lang in ("en", "zh"):
+        for kind in KINDS:
+            cells = [f"{lang} {kind:<12}"]
+            for name in ("dev", "unseen"):
+                found = reports[name].kinds.get((lang, kind))
+                cells.append(f"{found.precision:.3f} / {found.recall:.3f} ({found.gold:>3})" if found else "-")
+            print("  ".join(cells))
+    print("\nkinds alone (the right kind found, value aside) and lifetime (standing / this request)")
+    for name in ("dev", "unseen"):
+        kinds = kind_scores(_DATA / SETS[name][0], rules)
+        for lang in ("en", "zh"):
+            life = reports[name].lifetime.get(lang)
+            lifetime = f"{life.accuracy:.3f} ({life.correct}/{life.pairs})" if life else "-"
+            print(f"{name:<7} {lang}  kinds P {kinds[lang].precision:.3f} R {kinds[lang].recall:.3f}"
+                  f"   lifetime {lifetime}")
+    if not args.no_chat:
+        print("\nreal chat turns yielding a prohibition / requirement / limit / format fact (goal <= 0.02)")
+        for split in ("dev", "heldout"):
+            for lang, turns in chat_turns(split).items():
+                rate = chat_rate(turns, rules)
+                print(f"{split:<8} {lang}  {rate.rate:.4f} ({rate.flagged}/{rate.turns})")
+    print("\nextraction time per message (dev + unseen texts, no model path)")
+    print(_timing(rules))
     if args.misses:
         # Only the sets rules are tuned on: a held-out miss read is a held-out sentence tuned on.
         for name, report in reports.items():
@@ -60,6 +95,20 @@ def main() -> None:
             for miss in report.misses:
                 fact = miss.fact
                 print(f"{name} {miss.lang} {miss.what}: {miss.text!r} -> {fact.kind} | {fact.key} | {fact.value}")
+
+
+def _timing(rules: RuleSet) -> str:
+    texts = [item.text for name in ("dev", "unseen") for item in load_labelled(_DATA / SETS[name][0])]
+    for text in texts[:50]:  # warm the regular-expression caches
+        extract(text, rules)
+    times = []
+    for text in texts * 3:
+        start = time.perf_counter()
+        extract(text, rules)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    p95 = times[int(len(times) * 0.95)]
+    return f"{len(texts)} messages x 3: p50 {statistics.median(times):.2f} ms, p95 {p95:.2f} ms, max {times[-1]:.2f} ms"
 
 
 def _format(cells: list[str]) -> str:
