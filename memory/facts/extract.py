@@ -42,7 +42,8 @@ _HEAD = re.compile(r"did not|didn'?t|\w+")
 _SUBJECT = re.compile(r"(?:我|你|您|他|她|咱)|(?:i|we|you|he|she|they|it)\b", re.IGNORECASE)
 _NOUN_ALONE = re.compile(r"(?:s|ing)$|[^\x00-\x7f]", re.IGNORECASE)
 # A prohibition that compares without its second term, and the forms that name the pinned version instead.
-_COMPARES_EN = re.compile(r"(?:any(?:thing)?\s+|the\s+)?(?:newer|later|more recent|higher|above|upcoming)\b", re.IGNORECASE)
+_COMPARES_EN = re.compile(r"(?:any(?:thing)?\s+|the\s+)?(?:newer|later|more recent|higher|above|upcoming)\b",
+                          re.IGNORECASE)
 _THAN_THAT = re.compile(r"\bthan\s+(?:that|it|this|ours|what we have|what we use)\b", re.IGNORECASE)
 _COMPARES_ZH = re.compile(r"(?:更新|更高|更新版本|更高版本|新版本|新版|高版本|以后版本|之后版本)的?")
 _BARE_VERSION_ZH = re.compile(r"\d+(?:\.\d+)*\s*(?:才有|以上|及以上|之后|以后|版本)")

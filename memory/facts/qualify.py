@@ -31,16 +31,17 @@ _THING_FOR_MONEY = re.compile(r"\b(?:a|an|the|my|our)\s+" + _NOUN_PHRASE + r"\s+
                               r"(?:no more than\s+|not more than\s+|less than\s+|at most\s+|up to\s+|under\s+|"
                               r"about\s+|around\s+|max\s+)?" + _MONEY, re.IGNORECASE)
 # "the total cost below 2,000 euros" names what is limited, not a thing it is for.
-_MONEY_WORDS = frozenset("cost costs price prices spend spending expense expenses bill amount money total sum thing things "
-                         "stuff everything lot".split())
+_MONEY_WORDS = frozenset(
+    "cost costs price prices spend spending expense expenses bill amount money total sum thing things stuff "
+    "everything lot".split())
 # Where the noun phrase after "for" / "on" stops: a verb, a preposition or a number says the thing has ended.
 _THING_END = frozenset(
     "is are was were be been will would should must can could has have had of at to under below around about "
     "over within up no not than max maximum tops per each every with in on by from so but or if".split())
 _BEFORE_ZH = re.compile(r"([\u4e00-\u9fff]+?)的?(?:总)?预算")
 # Leading words before 预算 that say whose, when or how much: stripped until a thing is left (or nothing).
-_GENERIC_ZH = ("我们的", "我的", "我们", "你的", "我", "你", "他", "她", "这次", "本次", "这回", "这个月", "下个月", "本月",
-               "这个", "那个", "目前",
+_GENERIC_ZH = ("我们的", "我的", "我们", "你的", "我", "你", "他", "她", "这次", "本次", "这回", "这个月", "下个月",
+               "本月", "这个", "那个", "目前",
                "现在", "大概", "每个月", "每月", "每年", "每周", "每天", "月度", "年度", "整体", "全部", "总", "的")
 _BUYING_ZH = re.compile(r"(?:买|订|租|选|找)(?:个|一个|一台|一部|一件)?(?P<thing>[\u4e00-\u9fff]{1,4}?)的话")
 _CUE = re.compile(r"\bbudget\b|预算", re.IGNORECASE)
