@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.facts_eval import ALL, load_labelled, load_pairs, same_value, score
+from bench.facts_eval import ALL, chat_rate, chat_turns, load_labelled, load_pairs, same_value, score
 from memory.errors import ValidationError
 from memory.facts import guards
 from memory.facts.extract import Extraction, extract, normalize_key
@@ -278,3 +278,41 @@ def test_quality_targets_on_the_held_out_set(rules: RuleSet) -> None:
         assert facts.utterances >= 16, f"{lang}: only {facts.utterances} held-out utterances"
         assert facts.precision >= 0.95, f"{lang} held-out precision {facts.precision:.3f}\n{misses}"
         assert facts.recall >= 0.85, f"{lang} held-out recall {facts.recall:.3f}\n{misses}"
+
+
+def test_development_and_unseen_sets_are_big_bilingual_and_apart() -> None:
+    """Several hundred utterances per language (docs/fact-labels.md); no sentence in both; a quarter negatives."""
+    dev, unseen = load_labelled(_DATA / "dev.jsonl"), load_labelled(_DATA / "unseen.jsonl")
+    for items, least in ((dev, 200), (unseen, 150)):
+        for lang in ("en", "zh"):
+            mine = [i for i in items if i.lang == lang]
+            assert len(mine) >= least, f"{lang}: {len(mine)} utterances"
+            assert sum(not i.facts for i in mine) >= len(mine) // 4
+    assert not {i.text for i in dev} & {i.text for i in unseen}
+    assert len(load_pairs(_DATA / "dev_supersede.jsonl")) >= 60
+    assert len(load_pairs(_DATA / "unseen_supersede.jsonl")) >= 50
+
+
+@pytest.mark.parametrize(("name", "pairs", "precision", "recall", "supersede"), [
+    ("dev", "dev_supersede", 0.78, 0.65, 0.85),
+    # Held out: never read to write a rule. These are floors against regressions, far from the issue's targets
+    # (precision 0.95, recall 0.90); bench/RESULTS.md has the figures and docs/experiments.md what would close them.
+    ("unseen", "unseen_supersede", 0.65, 0.40, 0.50),
+])
+def test_quality_floors_on_the_development_and_unseen_sets(rules: RuleSet, name: str, pairs: str, precision: float,
+                                                           recall: float, supersede: float) -> None:
+    report = score(_DATA / f"{name}.jsonl", rules, _DATA / f"{pairs}.jsonl")
+    for lang in ("en", "zh"):
+        facts = report.facts[lang]
+        assert facts.precision >= precision, f"{name} {lang} precision {facts.precision:.3f}"
+        assert facts.recall >= recall, f"{name} {lang} recall {facts.recall:.3f}"
+        assert report.supersede[lang].accuracy >= supersede, f"{name} {lang} supersede {report.supersede[lang]}"
+        assert report.lifetime[lang].accuracy >= 0.8, f"{name} {lang} lifetime {report.lifetime[lang]}"
+
+
+def test_real_chat_turns_rarely_read_as_instructions(rules: RuleSet) -> None:
+    """The held-out LoCoMo and MemoryBank turns: at most 2 % yield a prohibition, requirement, limit or format."""
+    for lang, turns in chat_turns("heldout").items():
+        rate = chat_rate(turns, rules)  # held out: the rate only, never the turns (docs/fact-labels.md)
+        assert rate.turns >= 200, f"{lang}: only {rate.turns} turns"
+        assert rate.rate <= 0.02, f"{lang}: {rate.rate:.4f} of held-out turns"
