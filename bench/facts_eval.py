@@ -339,10 +339,11 @@ def _fold_value(value: str) -> str:
 
 
 def _stem(word: str) -> str:
-    if not word.isascii() or len(word) <= 4:
+    # Crude on purpose: both sides go through it, so "take" ~ "taking" and "use" ~ "using" need only agree.
+    if not word.isascii() or len(word) <= 2:
         return word
     for suffix in ("ying", "ing", "ies", "ied", "ed", "es", "s", "y", "e"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
             return word[: -len(suffix)]
     return word
 
