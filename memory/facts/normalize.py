@@ -68,6 +68,7 @@ def strip_edges(text: str, start: int, end: int, markers: Markers) -> tuple[int,
 
 
 _DATE_LETTERS = re.compile(r"[ymdYMD/.\- ]+")
+_DATE_EXAMPLE = re.compile(r"\d{4}(?P<sep>[-/.])\d{1,2}(?P=sep)\d{1,2}")
 
 
 def normalize_group(name: str, raw: str, rules: RuleSet, lang: str) -> str | None:
@@ -103,6 +104,9 @@ def normalize_group(name: str, raw: str, rules: RuleSet, lang: str) -> str | Non
         return "columns " + ", ".join(letters[:-1]) + " and " + letters[-1]
     if base == "datefmt":  # "yyyy-mm-dd" is written in capitals whatever the user typed
         found = _lookup(vocab, base, raw)
+        example = _DATE_EXAMPLE.fullmatch(raw.strip())  # "like 2024-03-05": year first is unambiguous
+        if example is not None:
+            return "YYYY{0}MM{0}DD".format(example.group("sep"))
         return found or (raw.strip().upper() if _DATE_LETTERS.fullmatch(raw.strip()) else _clean_phrase(raw, markers))
     if base in vocab:
         return _lookup(vocab, base, raw) or _clean_phrase(raw, markers)

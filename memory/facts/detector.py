@@ -1,0 +1,250 @@
+"""A second reading of the clauses the rules found nothing in: is the clause still an instruction or a personal
+constraint, and of which kind?
+
+A multinomial logistic regression reads two views of a clause: the embedder's sentence vector (all-MiniLM-L6-v2,
+which reads English well and Chinese poorly) and TF-IDF weighted n-grams (words, word pairs, Chinese character
+triples and the opening words), which carry the Chinese. It is trained offline by bench/facts_detector_train.py
+(which also prints why this design and how well it does) and applied here with numpy alone. The weights ship as
+detector.npz; the labels, the per-language thresholds and the model the vectors came from as detector.toml.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from memory.embedding.base import Embedder
+from memory.errors import ConfigError
+from memory.facts.rules import KINDS, LANGS
+from memory.facts.sentences import has_cjk
+
+__all__ = [
+    "ARRAYS", "NONE", "ClauseDetector", "Detection", "DetectorModel", "clause_terms", "load_detector",
+    "read_model", "shipped_detector_path", "weights_digest",
+]
+
+NONE = "none"
+ARRAYS = ("vector_weights", "term_weights", "bias", "idf", "vocabulary")
+"""The arrays of detector.npz, in the order weights_digest hashes them."""
+
+_CJK = "\u3400-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]|(?:(?![{_CJK}])[^\W_])+(?:'(?:(?![{_CJK}])[^\W_])+)?|[?!]")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+_WORD = re.compile(r"[^\W_]")
+_TOP_LEVEL = {"version", "labels", "weights", "weights_sha256", "embedder", "thresholds", "training"}
+_CUES = 3
+
+
+@dataclass(frozen=True)
+class Detection:
+    """A clause read as an instruction or constraint: its kind, the classifier's probability of that kind, and
+    what pushed it there (`classifier: "cue", ...`, the n-grams that weighed most for the kind)."""
+
+    kind: str
+    confidence: float
+    evidence: str
+
+
+def clause_terms(text: str) -> list[str]:
+    """The n-grams the classifier reads: words (a Chinese character is a word), neighbouring pairs with the
+    clause's edges, Chinese character triples, and the first one to three words."""
+    tokens = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("’", "'"))
+    bounded = ["^", *tokens, "$"]
+    terms = [f"w:{t}" for t in tokens]
+    terms += [f"b:{a} {b}" for a, b in zip(bounded, bounded[1:], strict=False)]
+    terms += [f"p:{' '.join(tokens[:n])}" for n in (1, 2, 3) if len(tokens) >= n]
+    terms += [f"t:{a}{b}{c}" for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)
+              if _CJK_CHAR.fullmatch(a) and _CJK_CHAR.fullmatch(b) and _CJK_CHAR.fullmatch(c)]
+    return terms
+
+
+@dataclass(frozen=True)
+class DetectorModel:
+    """The classifier: labels ("none" first), weights over the sentence vector and over the n-gram vocabulary,
+    the vocabulary's IDF, the per-language thresholds, and the embedding model the vectors must come from."""
+
+    labels: tuple[str, ...]
+    vector_weights: np.ndarray  # (dimension, labels)
+    term_weights: np.ndarray  # (vocabulary, labels)
+    bias: np.ndarray  # (labels,)
+    idf: np.ndarray  # (vocabulary,)
+    vocabulary: tuple[str, ...]
+    thresholds: Mapping[str, float]
+    model: str
+    index: Mapping[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", MappingProxyType({t: i for i, t in enumerate(self.vocabulary)}))
+
+    @property
+    def dimension(self) -> int:
+        """Length of the sentence vectors the weights expect."""
+        return int(self.vector_weights.shape[0])
+
+    def term_vector(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """The clause's known n-grams as (vocabulary indices, unit-length TF-IDF values)."""
+        counts: dict[int, int] = {}
+        for term in clause_terms(text):
+            i = self.index.get(term)
+            if i is not None:
+                counts[i] = counts.get(i, 0) + 1
+        indices = np.fromiter(counts, dtype=np.int64, count=len(counts))
+        values = (1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))) * self.idf[indices]
+        norm = float(np.linalg.norm(values))
+        return indices, (values / norm if norm > 0 else values)
+
+    def probabilities(self, vectors: np.ndarray, texts: Sequence[str]) -> np.ndarray:
+        """One row of label probabilities per text, from its sentence vector and its n-grams."""
+        logits = vectors.astype(np.float64) @ self.vector_weights + self.bias
+        for row, text in enumerate(texts):
+            indices, values = self.term_vector(text)
+            logits[row] += values @ self.term_weights[indices]
+        logits -= logits.max(axis=1, keepdims=True)
+        exp = np.exp(logits)
+        probabilities: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
+        return probabilities
+
+    def cues(self, text: str, label: int) -> list[str]:
+        """The n-grams of the clause that weighed most for `label` against "none", readable."""
+        indices, values = self.term_vector(text)
+        pull = values * (self.term_weights[indices, label] - self.term_weights[indices, 0])
+        cues: list[str] = []
+        for j in np.argsort(-pull, kind="stable"):
+            if pull[j] <= 0 or len(cues) == _CUES:
+                break
+            cue = _readable(self.vocabulary[indices[j]])
+            if cue and cue not in cues:
+                cues.append(cue)
+        return cues
+
+
+class ClauseDetector:
+    """Reads clauses the rules left undecided; None for chat, questions, advice to others and reported speech.
+
+    A clause is detected when the classifier's most likely kind beats "none" and its probability reaches the
+    threshold of the clause's language (Chinese when it has a Chinese character); that probability is the
+    Detection's confidence. `thresholds` overrides the shipped ones, per language.
+    """
+
+    def __init__(self, embedder: Embedder, model: DetectorModel, *,
+                 thresholds: Mapping[str, float] | None = None) -> None:
+        if embedder.identity.model != model.model or embedder.dimension != model.dimension:
+            raise ConfigError(
+                f"the clause detector was trained on {model.model} vectors ({model.dimension} dimensions), but the "
+                f"embedder is {embedder.identity.model} ({embedder.dimension}); detect with that model, or retrain "
+                "with `python -m bench.facts_detector_train` under this one"
+            )
+        self._embedder = embedder
+        self._model = model
+        self.thresholds = MappingProxyType(_check_thresholds({**model.thresholds, **(thresholds or {})}, "thresholds"))
+
+    def detect(self, clauses: Sequence[str]) -> list[Detection | None]:
+        """One Detection or None per clause, in order; all clauses of the call are embedded in one batch."""
+        texts = [clause.strip() for clause in clauses]
+        readable = [i for i, text in enumerate(texts) if _WORD.search(text)]
+        found: list[Detection | None] = [None] * len(texts)
+        if not readable:
+            return found
+        batch = [texts[i] for i in readable]
+        probabilities = self._model.probabilities(self._embedder.encode_queries(batch), batch)
+        for row, i in enumerate(readable):
+            label = 1 + int(np.argmax(probabilities[row, 1:]))
+            confidence = float(probabilities[row, label])
+            if confidence > probabilities[row, 0] and confidence >= self.thresholds[_lang(texts[i])]:
+                cues = self._model.cues(texts[i], label)
+                evidence = "classifier: " + (", ".join(f'"{c}"' for c in cues) if cues else "sentence vector")
+                found[i] = Detection(self._model.labels[label], round(confidence, 4), evidence)
+        return found
+
+
+def shipped_detector_path() -> Path:
+    """Path of the detector description (detector.toml) that ships next to this module."""
+    return Path(str(resources.files("memory.facts").joinpath("detector.toml")))
+
+
+def load_detector(embedder: Embedder, path: str | Path | None = None) -> ClauseDetector:
+    """A ClauseDetector over `embedder` with the shipped classifier, or the one `path` (a detector.toml) names."""
+    return ClauseDetector(embedder, read_model(path or shipped_detector_path()))
+
+
+def read_model(path: str | Path) -> DetectorModel:
+    """The classifier a detector.toml describes, with the weights file it names; ConfigError when they disagree."""
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            meta = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: detector file not found; build it with `python -m bench.facts_detector_train`") \
+            from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); rebuild it with the training script") from None
+    unknown = set(meta) - _TOP_LEVEL
+    if unknown or meta.get("version") != 1:
+        raise ConfigError(f"{path}: expected version = 1 and only the keys {sorted(_TOP_LEVEL)}; got version "
+                          f"{meta.get('version')!r} and unknown keys {sorted(unknown)}")
+    labels = tuple(meta.get("labels", ()))
+    if not labels or labels[0] != NONE or not set(labels[1:]) <= set(KINDS):
+        raise ConfigError(f"{path}: labels must be 'none' then kinds out of {list(KINDS)}, got {list(labels)}")
+    weights = path.with_name(str(meta.get("weights", "")))
+    try:
+        with np.load(weights, allow_pickle=False) as stored:
+            arrays = {name: stored[name] for name in ARRAYS}
+    except (OSError, KeyError, ValueError) as exc:
+        raise ConfigError(f"{weights}: unreadable detector weights ({exc}); expected an .npz with {list(ARRAYS)}, "
+                          "rebuild it with the training script") from None
+    if weights_digest(arrays) != meta.get("weights_sha256"):
+        raise ConfigError(f"{weights} does not match {path.name} (weights_sha256 differs): one was rebuilt without "
+                          "the other; rerun `python -m bench.facts_detector_train`")
+    embedder = meta.get("embedder", {})
+    model = DetectorModel(
+        labels=labels, vector_weights=arrays["vector_weights"].astype(np.float64),
+        term_weights=arrays["term_weights"].astype(np.float64), bias=arrays["bias"].astype(np.float64),
+        idf=arrays["idf"].astype(np.float64), vocabulary=tuple(str(t) for t in arrays["vocabulary"]),
+        thresholds=_check_thresholds(meta.get("thresholds", {}), f"{path}: [thresholds]"),
+        model=str(embedder.get("model", "")),
+    )
+    shapes = (model.vector_weights.shape[1], model.term_weights.shape, model.bias.shape, model.idf.shape)
+    if shapes != (len(labels), (len(model.vocabulary), len(labels)), (len(labels),), (len(model.vocabulary),)) \
+            or embedder.get("dimension") != model.dimension:
+        raise ConfigError(f"{weights}: array shapes {shapes} do not fit {len(labels)} labels, "
+                          f"{len(model.vocabulary)} terms and {embedder.get('dimension')} dimensions; rebuild it")
+    return model
+
+
+def weights_digest(arrays: Mapping[str, np.ndarray]) -> str:
+    """SHA-256 over the weight arrays' contents (not the .npz bytes, which carry zip timestamps)."""
+    digest = hashlib.sha256()
+    for name in ARRAYS:
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def _check_thresholds(thresholds: Mapping[str, Any], where: str) -> dict[str, float]:
+    if set(thresholds) != set(LANGS) or not all(
+            isinstance(v, (int, float)) and 0.0 < v <= 1.0 for v in thresholds.values()):
+        raise ConfigError(f"{where} must give each of {list(LANGS)} a probability in (0, 1], "
+                          f"got {dict(thresholds)}")
+    return {lang: float(thresholds[lang]) for lang in LANGS}
+
+
+def _lang(text: str) -> str:
+    return "zh" if has_cjk(text) else "en"
+
+
+def _readable(term: str) -> str:
+    words = [w for w in term[2:].split(" ") if w not in ("^", "$")]
+    if term.startswith("t:") or all(_CJK_CHAR.fullmatch(w) for w in words):
+        return "".join(words)
+    return " ".join(words)
