@@ -48,13 +48,13 @@ def normalize_key(kind: str, subject: str) -> str:
 
 
 def strip_edges(text: str, start: int, end: int, markers: Markers) -> tuple[int, int]:
-    """Shrink [start, end) past lead-in words ('please', 'actually', '请') and trailers ('now', '吧')."""
+    """Shrink [start, end) past lead-in words ('please', 'actually', '请'), trailers ('now', '吧') and emoji."""
     changed = True
     while changed and start < end:
         changed = False
-        while start < end and text[start] in _EDGE_PUNCT:
+        while start < end and (text[start] in _EDGE_PUNCT or _EMOJI.match(text[start])):
             start, changed = start + 1, True
-        while end > start and text[end - 1] in _EDGE_PUNCT:
+        while end > start and (text[end - 1] in _EDGE_PUNCT or _EMOJI.match(text[end - 1])):
             end, changed = end - 1, True
         if markers.lead_in is not None:
             match = markers.lead_in.match(text, start, end)
@@ -67,6 +67,8 @@ def strip_edges(text: str, start: int, end: int, markers: Markers) -> tuple[int,
     return start, end
 
 
+# Emoji and their joiners at a clause's edge say how the user feels, not what they ask ("我超爱宫崎骏的电影🥰").
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0E\uFE0F\u200D]")
 _DATE_LETTERS = re.compile(r"[ymdYMD/.\- ]+")
 _DATE_EXAMPLE = re.compile(r"\d{4}(?P<sep>[-/.])\d{1,2}(?P=sep)\d{1,2}")
 
