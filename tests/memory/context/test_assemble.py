@@ -118,6 +118,8 @@ def test_turns_append_to_the_history_and_keep_the_prefix_until_a_constraint_chan
 
 @pytest.mark.parametrize(("text", "scope"), [("Only analyse columns A and B for this task.", "session:t9"),
                                                ("这次只分析A列和B列。", "session:t9"),
+                                               ("Write a 300-word summary of the paper without commas.", "session:t9"),
+                                               ("帮我写一段摘要，不超过100字。", "session:t9"),
                                                ("Never use Python 2 syntax.", "global")])
 def test_constraints_in_user_messages_are_observed_into_fact_memory(memory: Memory, text: str, scope: str) -> None:
     history = [{"role": "user", "content": text}, {"role": "assistant", "content": "OK."},
@@ -126,6 +128,10 @@ def test_constraints_in_user_messages_are_observed_into_fact_memory(memory: Memo
     facts = [f for f in memory.facts.list("ns") if f.scope == scope]
     assert facts, f"no fact was stored under {scope}"
     assert any(f.text in result.messages[0]["content"] for f in facts)
+    if scope != "global":  # a request-only constraint binds its task, not the next conversation
+        assert not [f for f in memory.facts.list("ns") if f.scope == "global"]
+        other = memory.context("ns", [{"role": "user", "content": "Go on."}], window=8192, task_id="t10")
+        assert all(f.text not in other.messages[0]["content"] for f in facts)
 
 
 def test_retrieval_comes_from_memory_and_facts_stay_in_their_block(memory: Memory) -> None:
