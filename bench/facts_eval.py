@@ -13,7 +13,10 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from memory.errors import ValidationError
+from memory.facts.assisted import DETECTOR_RULE, read_again
+from memory.facts.detector import ClauseDetector
 from memory.facts.extract import extract
+from memory.facts.model import Extraction
 from memory.facts.normalize import normalize_key
 from memory.facts.rules import RuleSet
 
@@ -61,6 +64,7 @@ class GoldFact:
     key: str
     value: str
     lifetime: str = ""
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -159,15 +163,17 @@ class ChatRate:
 
 
 def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
-          pairs: str | Path | Iterable[Pair] | None = None) -> QualityReport:
-    """Run the extractor over labelled utterances (and supersede pairs) and score it per language and kind."""
+          pairs: str | Path | Iterable[Pair] | None = None, detector: ClauseDetector | None = None) -> QualityReport:
+    """Run the extractor (with the model-assisted detector when given) over labelled utterances (and supersede
+    pairs) and score it per language and kind."""
     items = load_labelled(labelled) if isinstance(labelled, (str, Path)) else list(labelled)
     counts: dict[str, list[int]] = {ALL: [0, 0, 0, 0]}
     kinds: dict[tuple[str, str], list[int]] = {}
     lifetimes: dict[str, list[int]] = {}
     misses: list[Miss] = []
     for item in items:
-        predicted = [GoldFact(f.kind, f.key, f.value, f.lifetime) for f in extract(item.text, rules).facts]
+        predicted = [GoldFact(f.kind, f.key, f.value, f.lifetime, f.rule)
+                     for f in _extract(item.text, rules, detector).facts]
         matched, extra, missed = _match(predicted, list(item.facts))
         for lang in (item.lang, ALL):
             row = counts.setdefault(lang, [0, 0, 0, 0])
@@ -192,21 +198,22 @@ def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
         pair_items = load_pairs(pairs) if isinstance(pairs, (str, Path)) else list(pairs)
     return QualityReport(
         facts=MappingProxyType({lang: Score(*row) for lang, row in sorted(counts.items())}),
-        supersede=MappingProxyType(_supersede(pair_items, rules)),
+        supersede=MappingProxyType(_supersede(pair_items, rules, detector)),
         misses=tuple(misses),
         kinds=MappingProxyType({key: Score(*row) for key, row in sorted(kinds.items())}),
         lifetime=MappingProxyType({lang: SupersedeScore(*row) for lang, row in sorted(lifetimes.items())}),
     )
 
 
-def chat_rate(turns: Iterable[str], rules: RuleSet, keep: int = 0) -> ChatRate:
+def chat_rate(turns: Iterable[str], rules: RuleSet, keep: int = 0,
+              detector: ClauseDetector | None = None) -> ChatRate:
     """Run the extractor over real chat turns; count those yielding a constraint (keep the first `keep` ones)."""
     count = flagged = 0
     examples: list[tuple[str, tuple[GoldFact, ...]]] = []
     for text in turns:
         count += 1
-        found = tuple(GoldFact(f.kind, f.key, f.value, f.lifetime) for f in extract(text, rules).facts
-                      if f.kind in CONSTRAINT_KINDS)
+        found = tuple(GoldFact(f.kind, f.key, f.value, f.lifetime, f.rule)
+                      for f in _extract(text, rules, detector).facts if f.kind in CONSTRAINT_KINDS)
         if found:
             flagged += 1
             if len(examples) < keep:
@@ -270,7 +277,10 @@ def _match(predicted: list[GoldFact], gold: list[GoldFact]
 
 def _same_fact(predicted: GoldFact, gold: GoldFact) -> bool:
     # A slot key ("limit:budget", "requirement:diet") is what a later statement supersedes, so it must agree;
-    # a free key is the value itself ("prohibition:tabs"), so the values decide (docs/fact-labels.md).
+    # a free key is the value itself ("prohibition:tabs"), so the values decide (docs/fact-labels.md). The
+    # detector's value is its whole clause: it matches a labelled fact of its kind that the clause states.
+    if predicted.rule == DETECTOR_RULE:
+        return predicted.kind == gold.kind and _fold_value(gold.value) in _fold_value(predicted.value)
     if predicted.kind != gold.kind or not same_value(predicted.value, gold.value):
         return False
     slot = _canonical_key(gold.key) != _canonical_key(normalize_key(gold.kind, gold.value))
@@ -283,11 +293,16 @@ def _canonical_key(key: str) -> str:
     return f"{kind}:{_fold_value(normalize_key(kind, subject).partition(':')[2])}"
 
 
-def _supersede(pairs: list[Pair], rules: RuleSet) -> dict[str, SupersedeScore]:
+def _extract(text: str, rules: RuleSet, detector: ClauseDetector | None) -> Extraction:
+    return read_again(text, extract(text, rules), detector, rules)
+
+
+def _supersede(pairs: list[Pair], rules: RuleSet, detector: ClauseDetector | None = None
+               ) -> dict[str, SupersedeScore]:
     counts: dict[str, list[int]] = {ALL: [0, 0]}
     for pair in pairs:
-        first = {f.key for f in extract(pair.first, rules).facts}
-        second = {f.key for f in extract(pair.second, rules).facts}
+        first = {f.key for f in _extract(pair.first, rules, detector).facts}
+        second = {f.key for f in _extract(pair.second, rules, detector).facts}
         # A pair only counts as right when both statements were understood at all.
         right = bool(first) and bool(second) and bool(first & second) == pair.same_key
         for lang in (pair.lang, ALL):
@@ -317,12 +332,13 @@ def chat_turns(split: str, data: Path = BENCHDATA) -> dict[str, list[str]]:
     return turns
 
 
-def kind_scores(labelled: str | Path | Iterable[Labelled], rules: RuleSet) -> dict[str, Score]:
+def kind_scores(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
+                detector: ClauseDetector | None = None) -> dict[str, Score]:
     """Precision and recall of kinds alone, per language: a constraint of the right kind found, value aside."""
     items = load_labelled(labelled) if isinstance(labelled, (str, Path)) else list(labelled)
     counts: dict[str, list[int]] = {}
     for item in items:
-        predicted = Counter(f.kind for f in extract(item.text, rules).facts)
+        predicted = Counter(f.kind for f in _extract(item.text, rules, detector).facts)
         gold = Counter(f.kind for f in item.facts)
         for lang in (item.lang, ALL):
             row = counts.setdefault(lang, [0, 0, 0, 0])

@@ -155,11 +155,12 @@ class RecallConfig:
 
 @dataclass(frozen=True)
 class FactsConfig:
-    """Rule-based fact extraction: extra rule files on top of the shipped ones."""
+    """Fact extraction: extra rule files on top of the shipped ones, and the model-assisted clause detector."""
 
     extra_rules: tuple[str, ...] = ()
     extract_from_speakers: tuple[str, ...] = ("user",)
     auto_pin_kinds: tuple[str, ...] = ("prohibition", "requirement", "limit", "format")
+    detector: bool = True
 
 
 @dataclass(frozen=True)

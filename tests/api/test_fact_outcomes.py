@@ -58,3 +58,10 @@ def test_the_api_returns_this_turn_and_keeps_it_for_a_task(client: TestClient) -
     assert [f["scope"] for f in listed] == ["session:t2"]
     bad = client.post("/v1/facts", json={"namespace": "u1", "text": "这次回答不要超过50字。", "task_id": "a b"})
     assert bad.status_code == 422 and "task" in bad.text.lower()
+
+
+def test_the_service_answers_the_detector_confidence(client: TestClient) -> None:
+    body = client.post("/v1/facts", json={"namespace": "u1",
+                                          "text": "Please cite a source for every statistic you give me."}).json()
+    (fact,) = body["stored"]
+    assert fact["rule"] == "detector" and 0.5 < fact["confidence"] < 1.0 and fact["pinned"] is False

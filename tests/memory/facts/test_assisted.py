@@ -1,0 +1,99 @@
+"""The model-assisted path in the fact tier: clauses no rule reads go to the real detector; rules win, chat stays out.
+
+Real store, real MiniLM (the session embedder), real classifier shipped in memory/facts/detector.npz.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory.config import load_config
+from memory.embedding import MINILM
+from memory.embedding.base import Embedder
+from memory.facts.assisted import DETECTOR_RULE, fitting_detector, read_again
+from memory.facts.extract import extract
+from memory.facts.memory import FactMemory
+from memory.facts.rules import RuleSet, load_rules
+from memory.store import Store, open_store
+from memory.tokens import get_counter
+from tests.conftest import ManualClock
+
+
+class _Counting(Embedder):
+    """The real embedder, counting the query batches it is asked for (not a stand-in: it encodes)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner.identity, inner.calibration)
+        self.inner = inner
+        self.batches: list[list[str]] = []
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.batches.append(list(texts))
+        return self.inner.encode_queries(texts)
+
+    def _encode(self, texts: Sequence[str], role: str) -> np.ndarray:  # pragma: no cover - encode_queries above
+        return self.inner.encode_queries(texts)
+
+
+@pytest.fixture(scope="module")
+def rules() -> RuleSet:
+    return load_rules()
+
+
+@pytest.fixture()
+def counting(embedder: Embedder) -> _Counting:
+    return _Counting(embedder)
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = open_store(load_config().replace("service", data_dir=str(tmp_path)), MINILM)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture()
+def facts(store: Store, rules: RuleSet, counting: _Counting) -> FactMemory:
+    return FactMemory(store, rules, get_counter(), load_config().facts, ManualClock(tick=60),
+                      detector=fitting_detector(counting, rules))
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("Please cite a source for every statistic you give me.", "requirement"),
+    ("所有图表都加上数据来源", "requirement"),
+])
+def test_a_clause_no_rule_reads_is_stored_with_its_confidence_and_not_pinned(facts: FactMemory, rules: RuleSet,
+                                                                           text: str, kind: str) -> None:
+    assert not extract(text, rules).facts  # the rules leave it open: this is the detector's fact
+    (record,) = facts.observe("u1", text).stored
+    assert (record.kind, record.rule, record.pinned) == (kind, DETECTOR_RULE, False)
+    assert 0.5 < record.confidence < 1.0
+    assert record.value in text and record.key == f"{kind}:{record.value.lower()}"
+
+
+@pytest.mark.parametrize("text", ["Never use emojis.", "以后不要用表格。"])
+def test_rules_win_and_the_model_is_not_asked(facts: FactMemory, counting: _Counting, text: str) -> None:
+    (record,) = facts.observe("u1", text).stored
+    assert record.rule != DETECTOR_RULE and record.confidence == 1.0 and record.pinned
+    assert counting.batches == []
+
+
+def test_chat_questions_and_advice_yield_nothing_and_a_message_is_one_batch(facts: FactMemory,
+                                                                           counting: _Counting) -> None:
+    text = ("I went hiking with my sister last weekend. Should I use tabs or spaces? Don't give up! "
+            "昨天和朋友去吃了火锅。")
+    change = facts.observe("u1", text)
+    assert not change.stored and all(o.outcome == "ignored" for o in change.outcomes)
+    # The question and the advice are guarded out before the model; the two chat clauses go in one batch.
+    assert [len(batch) for batch in counting.batches] == [2]
+
+
+def test_without_a_detector_only_the_rules_read(store: Store, rules: RuleSet) -> None:
+    text = "Please cite a source for every statistic you give me."
+    plain = FactMemory(store, rules, get_counter(), load_config().facts, ManualClock(tick=60))
+    assert not plain.observe("u1", text).stored
+    assert read_again(text, extract(text, rules), None, rules) == extract(text, rules)
