@@ -5,7 +5,7 @@ Real store, real MiniLM (the session embedder), real classifier shipped in memor
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -13,13 +13,12 @@ import pytest
 
 from bench.facts_eval import chat_rate, chat_turns, score
 from memory.config import load_config
-from memory.embedding import MINILM
 from memory.embedding.base import Embedder
 from memory.facts.assisted import DETECTOR_RULE, fitting_detector, read_again
 from memory.facts.extract import extract
 from memory.facts.memory import FactMemory
-from memory.facts.rules import RuleSet, load_rules
-from memory.store import Store, open_store
+from memory.facts.rules import RuleSet
+from memory.store import Store
 from memory.tokens import get_counter
 from tests.conftest import ManualClock
 
@@ -42,21 +41,9 @@ class _Counting(Embedder):
         return self.inner.encode_queries(texts)
 
 
-@pytest.fixture(scope="module")
-def rules() -> RuleSet:
-    return load_rules()
-
-
 @pytest.fixture()
 def counting(embedder: Embedder) -> _Counting:
     return _Counting(embedder)
-
-
-@pytest.fixture()
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(load_config().replace("service", data_dir=str(tmp_path)), MINILM)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture()

@@ -3,35 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from memory.config import load_config
-from memory.embedding import MINILM
 from memory.facts import guards
 from memory.facts.extract import Clause, extract
 from memory.facts.memory import FactMemory
 from memory.facts.rules import RuleSet, load_rules
 from memory.service import Memory
-from memory.store import Store, open_store
+from memory.store import Store
 from memory.tokens import get_counter
 from tests.conftest import ManualClock
 
 _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
-
-
-@pytest.fixture(scope="module")
-def rules() -> RuleSet:
-    return load_rules()
-
-
-@pytest.fixture()
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(load_config().replace("service", data_dir=str(tmp_path)), MINILM)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture()
