@@ -35,3 +35,22 @@ def test_values_are_whole_and_places_stop_at_a_new_verb(text: str, key: str, val
 ])
 def test_a_conjunction_or_list_gives_one_fact_each(text: str, facts: list[tuple[str, str]]) -> None:
     assert [(f.key, f.value) for f in extract(text, RULES).facts] == facts
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    ("I'm allergic to peanuts.", [("prohibition:peanuts", "peanuts")]),
+    ("我对海鲜过敏。", [("prohibition:海鲜", "海鲜")]),
+    ("我是素食者。", [("requirement:diet", "vegetarian")]),
+    ("Use metric units, not imperial.", [("format:units", "metric")]),
+    ("Format all dates as YYYY-MM-DD.", [("format:date", "YYYY-MM-DD")]),
+    ("Could you not use bullet points?", [("prohibition:bullet points", "bullet points")]),
+    ("It would be great if you used British spelling.", [("format:spelling", "British")]),
+    ("The max I can spend per month is $40.", [("limit:budget", "40 USD")]),
+    ("请一直用英文回复我，我在练习英语。", [("format:language", "English")]),
+    ("回答的时候请先给结论再解释。", [("format:order", "conclusion first")]),
+    ("我们公司用的是 Java 17，别用更新的语法。",
+     [("requirement:java", "Java 17"), ("prohibition:比java 17更新语法", "比 Java 17 更新的语法")]),
+])
+def test_the_everyday_sentences_a_new_user_tried(text: str, facts: list[tuple[str, str]]) -> None:
+    """The sentences issue 20 opened with, each of which found nothing or the wrong thing before it."""
+    assert [(f.key, f.value) for f in extract(text, RULES).facts] == facts
