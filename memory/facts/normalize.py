@@ -85,6 +85,9 @@ def normalize_group(name: str, raw: str, rules: RuleSet, lang: str) -> str | Non
     if base == "number":
         value = parse_number(raw)
         return format_number(value) if value is not None else None
+    if base == "upto":  # the upper end of a range, written after the lower one ("300-400 USD")
+        value = parse_number(raw)
+        return "-" + format_number(value) if value is not None else None
     if base == "currency":
         return _lookup(vocab, "currency", raw) or fold(raw).upper()
     if base == "unit":

@@ -44,7 +44,7 @@ def test_budgets_for_different_things_do_not_replace_each_other(facts: FactMemor
     facts.observe("ns", "My budget is around $500-$700 for flights and accommodations.")
     held = {f.key: f.value for f in facts.list("ns")}
     assert held == {"limit:budget": "500 CNY", "limit:budget for rent": "800 USD",
-                    "limit:budget for flight and accommodation": "500 USD"}
+                    "limit:budget for flight and accommodation": "500-700 USD"}
 
 
 @pytest.mark.parametrize(("said", "correction", "key", "value"), [
@@ -79,3 +79,14 @@ def test_a_budget_for_one_thing_is_not_a_standing_constraint(facts: FactMemory) 
     facts.observe("ns", "My maximum monthly rent budget is $800.")
     pinned = {f.key: f.pinned for f in facts.list("ns")}
     assert pinned == {"limit:budget": True, "limit:budget for rent": False}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("My budget is around $300-$400.", "300-400 USD"),
+    ("My budget is 300-400 dollars.", "300-400 USD"),
+    ("预算300到500元。", "300-500 CNY"),
+    ("My budget is under $500.", "500 USD"),
+])
+def test_a_budget_range_keeps_both_ends(text: str, value: str) -> None:
+    (fact,) = extract(text, RULES).facts
+    assert (fact.key, fact.value) == ("limit:budget", value)
