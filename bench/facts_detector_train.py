@@ -30,7 +30,7 @@ import hashlib
 import json
 import warnings
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -40,7 +40,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from bench.embed_cache import CachedEmbedder
-from bench.facts_eval import BENCHDATA
+from bench.facts_eval import BENCHDATA, chat_sources
 from memory.config import load_config
 from memory.embedding import load_embedder
 from memory.errors import ValidationError
@@ -64,9 +64,6 @@ MIN_DF = 2  # an n-gram seen once is a name, not a cue
 TARGET = 0.01  # highest false rate allowed on each group of negatives
 GRID = np.round(np.arange(0.50, 0.995, 0.01), 2)
 CURVE = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-# The development split of bench.facts_eval.chat_turns, kept apart by conversation / user for grouped folds.
-LOCOMO_DEV = ("conv-26", "conv-30", "conv-41")
-MEMORYBANK_DEV_USERS = 8
 
 
 @dataclass(frozen=True)
@@ -125,7 +122,7 @@ def chat_rows(data: Path = BENCHDATA) -> list[Row]:
     """Every development-chat clause the rules find no fact in, as "none", grouped by conversation or user."""
     rules = load_rules()
     rows: list[Row] = []
-    for group, turn in _chat_turns(data):
+    for group, _, turn in chat_sources("dev", data):
         for clause in extract(turn, rules).clauses:
             if clause.reason == guards.NO_FACT and clause.text:
                 rows.append(Row(_lang(clause.text), clause.text, NONE, "chat", group))
@@ -135,19 +132,6 @@ def chat_rows(data: Path = BENCHDATA) -> list[Row]:
 def _lang(text: str) -> str:
     # The detector's own reading (a Chinese character makes a clause Chinese), so each row is scored as it is read.
     return "zh" if has_cjk(text) else "en"
-
-
-def _chat_turns(data: Path) -> Iterator[tuple[str, str]]:
-    for sample in json.loads((data / "locomo" / "locomo_dev.json").read_text(encoding="utf-8")):
-        if sample["sample_id"] in LOCOMO_DEV:
-            for name, session in sample["conversation"].items():
-                if name.startswith("session_") and isinstance(session, list):
-                    yield from ((f"locomo {sample['sample_id']}", turn["text"]) for turn in session)
-    for lang, name in (("zh", "cn"), ("en", "en")):
-        users = json.loads((data / "zh_memorybank" / f"memory_bank_{name}.json").read_text(encoding="utf-8"))
-        for index, user in enumerate(list(users.values())[:MEMORYBANK_DEV_USERS]):
-            for day in user["history"].values():
-                yield from ((f"memorybank-{lang} {index + 1}", t["query"]) for t in day if t.get("query"))
 
 
 def merge(*sources: list[Row]) -> list[Row]:

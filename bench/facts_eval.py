@@ -6,7 +6,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -29,6 +29,7 @@ __all__ = [
     "Score",
     "SupersedeScore",
     "chat_rate",
+    "chat_sources",
     "chat_turns",
     "kind_scores",
     "load_labelled",
@@ -312,23 +313,31 @@ def _supersede(pairs: list[Pair], rules: RuleSet, detector: ClauseDetector | Non
     return {lang: SupersedeScore(*row) for lang, row in sorted(counts.items())}
 
 
-def chat_turns(split: str, data: Path = BENCHDATA) -> dict[str, list[str]]:
-    """Real conversation turns by language: LoCoMo (English) and MemoryBank's users (Chinese and English).
+def chat_sources(split: str, data: Path = BENCHDATA) -> Iterator[tuple[str, str, str]]:
+    """Real conversation turns as (group, language, text): LoCoMo (English) and MemoryBank's users (Chinese and
+    English); a group is one conversation or one user ("locomo conv-26", "memorybank-zh 3").
 
     `split` is "dev" (LoCoMo conv-26/30/41, MemoryBank's first 8 users) or "heldout" (the rest)."""
     if split not in ("dev", "heldout"):
         raise ValidationError(f"split must be 'dev' or 'heldout', got {split!r}")
-    turns: dict[str, list[str]] = {"en": [], "zh": []}
     for sample in json.loads((data / "locomo" / "locomo_dev.json").read_text(encoding="utf-8")):
         if (sample["sample_id"] in _LOCOMO_DEV) == (split == "dev"):
             for name, session in sample["conversation"].items():
                 if name.startswith("session_") and isinstance(session, list):
-                    turns["en"].extend(turn["text"] for turn in session)
+                    yield from ((f"locomo {sample['sample_id']}", "en", turn["text"]) for turn in session)
     for lang, name in (("zh", "cn"), ("en", "en")):
         users = json.loads((data / "zh_memorybank" / f"memory_bank_{name}.json").read_text(encoding="utf-8"))
         for index, user in enumerate(users.values()):
             if (index < _MEMORYBANK_DEV_USERS) == (split == "dev"):
-                turns[lang].extend(t["query"] for day in user["history"].values() for t in day if t.get("query"))
+                yield from ((f"memorybank-{lang} {index + 1}", lang, t["query"])
+                            for day in user["history"].values() for t in day if t.get("query"))
+
+
+def chat_turns(split: str, data: Path = BENCHDATA) -> dict[str, list[str]]:
+    """The turns of `chat_sources(split)` by language."""
+    turns: dict[str, list[str]] = {"en": [], "zh": []}
+    for _, lang, text in chat_sources(split, data):
+        turns[lang].append(text)
     return turns
 
 
