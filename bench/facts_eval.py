@@ -18,7 +18,7 @@ from memory.facts.detector import ClauseDetector
 from memory.facts.extract import extract
 from memory.facts.model import Extraction
 from memory.facts.normalize import normalize_key
-from memory.facts.rules import RuleSet
+from memory.facts.rules import INSTRUCTION_KINDS, RuleSet
 
 __all__ = [
     "GoldFact",
@@ -49,8 +49,7 @@ BENCHDATA = Path(__file__).resolve().parents[2] / "shared" / "benchdata"
 # the development half (read when writing a rule), the others held out (only their rate is read).
 _LOCOMO_DEV = frozenset({"conv-26", "conv-30", "conv-41"})
 _MEMORYBANK_DEV_USERS = 8
-# The kinds that tell the assistant what to do or not do: what a chat turn must not be mistaken for.
-CONSTRAINT_KINDS = frozenset({"prohibition", "requirement", "limit", "format"})
+CONSTRAINT_KINDS = INSTRUCTION_KINDS  # what a chat turn must not be mistaken for
 # A value that contains the labelled one (or is contained in it) still names the same thing when the shorter
 # is at least this share of the longer: "tabs for indentation" ~ "tabs for indentation in Python", not "tabs".
 _NEAR = 0.6

@@ -17,7 +17,7 @@ from memory.facts.detector import ClauseDetector, load_detector
 from memory.facts.extract import lifetime
 from memory.facts.model import Clause, ExtractedFact, Extraction
 from memory.facts.normalize import normalize_key, strip_edges
-from memory.facts.rules import RuleSet
+from memory.facts.rules import INSTRUCTION_KINDS, RuleSet
 from memory.facts.sentences import has_cjk
 
 __all__ = ["DETECTOR_RULE", "fitting_detector", "read_again"]
@@ -51,7 +51,7 @@ def read_again(text: str, extraction: Extraction, detector: ClauseDetector | Non
         fact = ExtractedFact(key=normalize_key(detection.kind, value), value=value, kind=detection.kind,
                              text=clause.text, rule=DETECTOR_RULE, lifetime=lifetime(text, clause.text, rules),
                              confidence=round(detection.confidence, 3))
-        if fact.kind not in ("prohibition", "requirement", "limit", "format"):
+        if fact.kind not in INSTRUCTION_KINDS:
             fact = replace(fact, lifetime="standing")
         clauses[index] = Clause(clause.text, (fact,), None)
     return Extraction(

@@ -14,7 +14,7 @@ from memory.facts import guards
 from memory.facts.model import Clause, ExtractedFact, Extraction, Ignored, Lifetime
 from memory.facts.normalize import agree, normalize_group, normalize_key, strip_edges
 from memory.facts.qualify import budget_subject
-from memory.facts.rules import Markers, Rule, RuleSet
+from memory.facts.rules import INSTRUCTION_KINDS, Markers, Rule, RuleSet
 from memory.facts.sentences import (
     Span,
     find_quotes,
@@ -53,8 +53,6 @@ _ITEM_EDGES = re.compile(r"^(?:比如说?|例如|譬如|像是|像|如|尤其是
                          r"|\s*(?:等等|等|什么的|之类的?|etc\.?|and so on)$", re.IGNORECASE)
 # Where an `each` rule's list splits into items: commas, "and" / "or", 、和 及 与 或.
 _ITEMS = re.compile(r"\s*(?:,\s*(?:and|or)\s+|,|;|\band\b|\bor\b|\bnor\b|、|，|和|及|以及|与|跟|或者|或)\s*")
-# Who the user is and what they like hold until they say otherwise; only instructions can be for one request.
-_LASTING = frozenset({"prohibition", "requirement", "limit", "format"})
 
 
 @dataclass
@@ -174,7 +172,7 @@ def _sentence(message: _Message, span: Span) -> list[_Unit]:
     units[-1].span = Span(units[-1].span.start, span.end)
     if _for_this_request(message, span):
         for unit in units:
-            unit.facts = [replace(f, lifetime="request") if f.kind in _LASTING else f for f in unit.facts]
+            unit.facts = [replace(f, lifetime="request") if f.kind in INSTRUCTION_KINDS else f for f in unit.facts]
     return units
 
 

@@ -14,7 +14,8 @@ from typing import Any, Literal, cast
 from memory.errors import ConfigError
 
 __all__ = [
-    "KINDS", "LANGS", "MARKER_NAMES", "Kind", "Lang", "Markers", "Rule", "RuleSet", "load_rules", "shipped_rules_path",
+    "INSTRUCTION_KINDS", "KINDS", "LANGS", "MARKER_NAMES", "Kind", "Lang", "Markers", "Rule", "RuleSet", "load_rules",
+    "shipped_rules_path",
 ]
 
 Kind = Literal["prohibition", "requirement", "limit", "preference", "profile", "format"]
@@ -27,6 +28,10 @@ MARKER_NAMES = (
     "deictic", "light_verb", "filler", "conjunction", "new_clause", "request", "correction",
     "standing", "this_request", "one_off", "advice",
 )
+
+# The kinds that tell the assistant what to do or not to do: only they can hold for one request alone, and
+# they are what a chat turn must not be mistaken for (bench/facts_eval.py).
+INSTRUCTION_KINDS: frozenset[str] = frozenset({"prohibition", "requirement", "limit", "format"})
 
 # Fixed slots (profile, format, limit) win over open-ended verbs when both match one clause.
 _DEFAULT_PRIORITY: dict[str, int] = {
@@ -198,15 +203,7 @@ class _Merged:
         found = self.markers[lang]
         one = {n: self._alternation(found.get(n, [])) for n in MARKER_NAMES if n != "filler"}
         fillers = tuple(_compile(Path(self.sources[-1]), "filler", p, self.fragments) for p in found.get("filler", []))
-        return Markers(
-            question=one["question"], request=one["request"], correction=one["correction"],
-            hypothetical=one["hypothetical"],
-            conditional=one["conditional"],
-            reported=one["reported"], negated=one["negated"], lead_in=one["lead_in"], trailer=one["trailer"],
-            cue=one["cue"], deictic=one["deictic"], light_verb=one["light_verb"], filler=fillers,
-            conjunction=one["conjunction"], new_clause=one["new_clause"],
-            standing=one["standing"], this_request=one["this_request"], one_off=one["one_off"], advice=one["advice"],
-        )
+        return Markers(filler=fillers, **one)  # MARKER_NAMES are Markers' fields
 
     def _alternation(self, patterns: Sequence[str]) -> re.Pattern[str] | None:
         # Each pattern was already validated against the file that defined it.
