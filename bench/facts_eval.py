@@ -294,7 +294,7 @@ def _canonical_key(key: str) -> str:
 
 
 def _extract(text: str, rules: RuleSet, detector: ClauseDetector | None) -> Extraction:
-    return read_again(text, extract(text, rules), detector, rules)
+    return read_again(extract(text, rules), detector, rules)
 
 
 def _supersede(pairs: list[Pair], rules: RuleSet, detector: ClauseDetector | None = None

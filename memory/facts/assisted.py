@@ -8,13 +8,10 @@ rule "detector". Such a fact is recalled when relevant but never pinned unasked 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from memory.embedding.base import Embedder
 from memory.errors import ConfigError
 from memory.facts import guards
 from memory.facts.detector import ClauseDetector, load_detector
-from memory.facts.extract import lifetime
 from memory.facts.model import Clause, ExtractedFact, Extraction
 from memory.facts.normalize import normalize_key, strip_edges
 from memory.facts.rules import INSTRUCTION_KINDS, RuleSet
@@ -33,8 +30,8 @@ def fitting_detector(embedder: Embedder, rules: RuleSet) -> ClauseDetector | Non
         return None
 
 
-def read_again(text: str, extraction: Extraction, detector: ClauseDetector | None, rules: RuleSet) -> Extraction:
-    """`extraction` of the message `text` with the detector's facts added to the clauses the rules left open."""
+def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: RuleSet) -> Extraction:
+    """`extraction` with the detector's facts added to the clauses the rules left open."""
     if detector is None:
         return extraction
     open_clauses = [i for i, clause in enumerate(extraction.clauses)
@@ -48,12 +45,12 @@ def read_again(text: str, extraction: Extraction, detector: ClauseDetector | Non
             continue
         clause = clauses[index]
         value = _value(clause.text, rules)
+        # Who the user is and what they like always stand; an instruction lives as long as its sentence says.
         fact = ExtractedFact(key=normalize_key(detection.kind, value), value=value, kind=detection.kind,
-                             text=clause.text, rule=DETECTOR_RULE, lifetime=lifetime(text, clause.text, rules),
+                             text=clause.text, rule=DETECTOR_RULE,
+                             lifetime=clause.lifetime if detection.kind in INSTRUCTION_KINDS else "standing",
                              confidence=round(detection.confidence, 3))
-        if fact.kind not in INSTRUCTION_KINDS:
-            fact = replace(fact, lifetime="standing")
-        clauses[index] = Clause(clause.text, (fact,), None)
+        clauses[index] = Clause(clause.text, (fact,), None, clause.lifetime)
     return Extraction(
         facts=tuple(f for c in clauses for f in c.facts),
         ignored=tuple(i for i in extraction.ignored if i.text not in {c.text for c in clauses if c.facts}),

@@ -25,7 +25,7 @@ from memory.facts.sentences import (
     split_sentences,
 )
 
-__all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored", "extract", "lifetime", "normalize_key"]
+__all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored", "extract", "normalize_key"]
 
 # A constraint is said in a clause, not a page: longer stretches are skipped rather than searched, and an
 # "and" chain is split at its first few conjunctions only, so extraction time stays linear in the message.
@@ -62,6 +62,7 @@ class _Unit:
     span: Span
     facts: list[ExtractedFact] = field(default_factory=list[ExtractedFact])
     reason: str | None = None
+    lifetime: Lifetime = "standing"
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class _Message:
     rules: RuleSet
     plain: str = ""
     """`work` with quoted names blanked out too: what the guards read, so "《听妈妈的话》" sets up no "if"."""
+    for_this_request: bool = False
+    """Whether the message says its rules are for this request ("for this task: no tables", "这次…")."""
 
     def guarded(self, start: int, end: int) -> str:
         return (self.plain or self.work)[start:end]
@@ -89,19 +92,11 @@ def extract(text: str, rules: RuleSet) -> Extraction:
     prepared = prepare(text, rules.code_lines)
     masked = [_Unit(span, reason=guards.CODE) for span in prepared.code]
     work, plain = _mask_quotes(prepared.text, rules, masked)
-    message = _Message(original=text, work=work, rules=rules, plain=plain)
+    said = any(m.this_request is not None and m.this_request.search(work) for m in rules.markers.values())
+    message = _Message(original=text, work=work, rules=rules, plain=plain, for_this_request=said)
     units = [unit for sentence in split_sentences(work) for unit in _sentence(message, sentence)]
     _refer(units)
     return _assemble(text, units, masked)
-
-
-def lifetime(text: str, sentence: str, rules: RuleSet) -> Lifetime:
-    """How long a constraint said in `sentence` of the message `text` holds (the rules' markers, as extract)."""
-    work = prepare(text, rules.code_lines).text
-    start = max(work.find(sentence.strip()), 0)
-    message = _Message(original=text, work=work, rules=rules)
-    span = Span(start, start + len(sentence.strip())) if sentence.strip() in work else Span(0, len(work))
-    return "request" if _for_this_request(message, span) else "standing"
 
 
 def _refer(units: list[_Unit]) -> None:
@@ -172,6 +167,7 @@ def _sentence(message: _Message, span: Span) -> list[_Unit]:
     units[-1].span = Span(units[-1].span.start, span.end)
     if _for_this_request(message, span):
         for unit in units:
+            unit.lifetime = "request"
             unit.facts = [replace(f, lifetime="request") if f.kind in INSTRUCTION_KINDS else f for f in unit.facts]
     return units
 
@@ -184,9 +180,8 @@ def _for_this_request(message: _Message, span: Span) -> bool:
     markers = message.rules.markers[message.lang(span)]
     if markers.standing is not None and markers.standing.search(sentence):
         return False
-    said = any(m.this_request is not None and m.this_request.search(message.work)
-               for m in message.rules.markers.values())
-    return said or (markers.one_off is not None and markers.one_off.search(sentence.strip()) is not None)
+    return message.for_this_request or (
+        markers.one_off is not None and markers.one_off.search(sentence.strip()) is not None)
 
 
 def _said_before_asking(message: _Message, span: Span) -> list[_Unit] | None:
@@ -414,7 +409,7 @@ def _assemble(original: str, units: list[_Unit], masked: list[_Unit]) -> Extract
                 seen.add((fact.key, fact.value.lower()))
                 fresh.append(fact)
         reason = (unit.reason or guards.NO_FACT) if not unit.facts else None if fresh else guards.REPEATED
-        clauses.append(Clause(original[unit.span.start:unit.span.end].strip(), tuple(fresh), reason))
+        clauses.append(Clause(original[unit.span.start:unit.span.end].strip(), tuple(fresh), reason, unit.lifetime))
     return Extraction(
         facts=tuple(fact for clause in clauses for fact in clause.facts),
         ignored=tuple(Ignored(c.text, c.reason or guards.NO_FACT) for c in clauses if not c.facts),

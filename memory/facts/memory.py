@@ -74,7 +74,7 @@ class FactMemory:
             raise ValidationError(f"task_id must be 1-128 characters of letters, digits, '.', '_', ':', '@' or '-', "
                                   f"got {str(task_id)[:80]!r}")
         # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
-        found = read_again(text, extract(text, self._rules), self._detector, self._rules)
+        found = read_again(extract(text, self._rules), self._detector, self._rules)
         clauses = found.clauses or (Clause(text.strip(), (), guards.NO_FACT),)
         return self._write(namespace, scope, clauses, source, pin=None, task_id=task_id)
 

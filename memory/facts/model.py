@@ -38,11 +38,16 @@ class Ignored:
 
 @dataclass(frozen=True)
 class Clause:
-    """One sentence of a message (or one clause, where the sentence was cut) and its facts, or why it has none."""
+    """One sentence of a message (or one clause, where the sentence was cut) and its facts, or why it has none.
+
+    `lifetime` is how long an instruction said in it holds (its sentence's reading), fact or not: the
+    model-assisted path (memory.facts.assisted) gives it to the facts it finds in the clause.
+    """
 
     text: str
     facts: tuple[ExtractedFact, ...]
     reason: str | None = None
+    lifetime: Lifetime = "standing"
 
 
 @dataclass(frozen=True)

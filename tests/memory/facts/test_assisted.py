@@ -86,7 +86,7 @@ def test_without_a_detector_only_the_rules_read(store: Store, rules: RuleSet) ->
     text = "Please cite a source for every statistic you give me."
     plain = FactMemory(store, rules, get_counter(), load_config().facts, ManualClock(tick=60))
     assert not plain.observe("u1", text).stored
-    assert read_again(text, extract(text, rules), None, rules) == extract(text, rules)
+    assert read_again(extract(text, rules), None, rules) == extract(text, rules)
 
 
 @pytest.mark.slow  # about 1.5 min: every open clause of 340 utterances and 2,500 chat turns through MiniLM
