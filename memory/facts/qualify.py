@@ -66,7 +66,7 @@ def _thing_en(clause: str) -> str | None:
                 break
             kept.insert(0, word)
         if kept:
-            return " ".join(kept[-2:])
+            return " ".join(_singular(word) for word in kept[-2:])
     for pattern in (_FOR, _MONEY_FOR, _THING_FOR_MONEY):
         found = pattern.search(clause)
         if found is not None:

@@ -90,3 +90,9 @@ def test_a_budget_for_one_thing_is_not_a_standing_constraint(facts: FactMemory) 
 def test_a_budget_range_keeps_both_ends(text: str, value: str) -> None:
     (fact,) = extract(text, RULES).facts
     assert (fact.key, fact.value) == ("limit:budget", value)
+
+
+@pytest.mark.parametrize("text", ["My headphones budget is $300.", "Raise the headphone budget to $450.",
+                                  "I can spend $300 on the headphones."])
+def test_a_thing_is_one_key_before_or_after_the_money(text: str) -> None:
+    assert [f.key for f in extract(text, RULES).facts] == ["limit:budget for headphone"]
