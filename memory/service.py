@@ -13,7 +13,7 @@ import numpy as np
 from memory.clock import Clock, utc_now
 from memory.config import Config
 from memory.context import Assembler, ContextRequest, ContextResult
-from memory.embedding import Embedder, load_embedder
+from memory.embedding import Embedder, load_embedder, resolved
 from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
 from memory.experience.store import IngestProgress
@@ -26,7 +26,7 @@ from memory.lock import StoreLock
 from memory.namespaces import check_namespace
 from memory.recall.engine import Recaller
 from memory.recall.model import RecallResult
-from memory.store import Store, open_store
+from memory.store import Store, open_store, stored_identity
 from memory.task import TaskMemory
 from memory.text import prepare as prepare_text
 from memory.tokens import TokenCounter, get_counter
@@ -72,7 +72,10 @@ class Memory:
     def _open(self, config: Config, embedder: Embedder | None) -> None:
         clock = self.clock
         self.counter: TokenCounter = get_counter(config.tokenizer.encoding)
-        self.embedder: Embedder = embedder or load_embedder(config.embedding)
+        if embedder is None:  # backend "auto": the one the store was built with, so an existing store opens as it is
+            stored = stored_identity(config)
+            embedder = load_embedder(resolved(config.embedding, stored.embedder if stored else None))
+        self.embedder: Embedder = embedder
         # [retrieval] calibration settings left "auto" become the loaded model's (config.toml: [retrieval]).
         config = config.calibrated(self.embedder.calibration)
         self.config = config

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.config import Config, load_config
+from memory.config import Config, EmbeddingConfig, load_config
 from memory.embedding import Embedder, load_embedder
 from memory.service import Memory
 from memory.tokens import TokenCounter, get_counter
@@ -77,8 +77,14 @@ def clock() -> ManualClock:
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    """The bundled all-MiniLM-L6-v2, loaded once for the whole test session."""
+    """The bundled all-MiniLM-L6-v2 on the default backend (onnx-int8), loaded once for the whole test session."""
     return load_embedder(load_config().embedding)
+
+
+@pytest.fixture(scope="session")
+def torch_embedder() -> Embedder:
+    """The same model run by torch in fp32 (the sentence-transformers backend), loaded once per session."""
+    return load_embedder(EmbeddingConfig(backend="sentence-transformers"))
 
 
 @pytest.fixture(scope="session")

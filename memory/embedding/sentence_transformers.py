@@ -13,7 +13,7 @@ from memory.config import Calibration, EmbeddingConfig
 from memory.embedding.base import Embedder, EmbedderIdentity, Role
 from memory.errors import ConfigError
 
-__all__ = ["CALIBRATION", "DEFAULT_MODEL", "KNOWN", "MINILM", "SentenceTransformersEmbedder", "load"]
+__all__ = ["CALIBRATION", "DEFAULT_MODEL", "KNOWN", "MINILM", "SentenceTransformersEmbedder", "bundled_path", "load"]
 
 # The identity the bundled default model reports (and a store it built records).
 MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
@@ -68,8 +68,7 @@ class SentenceTransformersEmbedder(Embedder):
 
 
 def _model_path(name: str) -> Path:
-    package = _BUNDLED.get(name)
-    if package is None:
+    if name not in _BUNDLED:
         path = Path(name)
         if path.is_dir():
             return path
@@ -77,6 +76,14 @@ def _model_path(name: str) -> Path:
             f"embedding.model {name!r} is neither a bundled model ({', '.join(_BUNDLED)}) nor a local folder "
             "holding a sentence-transformers model; models are never downloaded"
         )
+    return bundled_path(name)
+
+
+def bundled_path(name: str) -> Path:
+    """The folder of a model an installed package carries (the onnx backends build their graphs from it too)."""
+    package = _BUNDLED.get(name)
+    if package is None:  # pragma: no cover - callers check the name first
+        raise ConfigError(f"embedding.model {name!r} is not a bundled model ({', '.join(_BUNDLED)})")
     try:
         module = __import__(package)
     except ImportError:

@@ -40,14 +40,18 @@ def documents_while_querying(embedder: Embedder, texts: list[str], query: str) -
 
 
 @pytest.mark.parametrize("texts", [TEXTS, TEXTS_ZH], ids=["en", "zh"])
-def test_a_query_is_answered_while_a_long_document_call_runs(embedder: Embedder, texts: list[str]) -> None:
-    assert isinstance(embedder, SentenceTransformersEmbedder) and embedder.concurrent_roles
+@pytest.mark.parametrize("backend", ["default", "torch"])
+def test_a_query_is_answered_while_a_long_document_call_runs(embedder: Embedder, torch_embedder: Embedder,
+                                                             texts: list[str], backend: str) -> None:
+    embedder = embedder if backend == "default" else torch_embedder
+    assert embedder.concurrent_roles
     seen, total, vector = documents_while_querying(embedder, texts, "tidal turbines 潮汐")
     assert seen < total  # the query came back before the document call's last batch
     assert np.allclose(vector, embedder._encode(["tidal turbines 潮汐"], "query")[0], atol=1e-6)
 
 
-def test_a_serial_backend_lets_a_waiting_query_go_before_the_next_batch(embedder: Embedder) -> None:
+def test_a_serial_backend_lets_a_waiting_query_go_before_the_next_batch(torch_embedder: Embedder) -> None:
+    embedder = torch_embedder
     assert isinstance(embedder, SentenceTransformersEmbedder)
     serial = Serial(embedder._model, EmbeddingConfig(batch_size=8))
     seen, total, _ = documents_while_querying(serial, TEXTS, "La Rance")
@@ -55,7 +59,8 @@ def test_a_serial_backend_lets_a_waiting_query_go_before_the_next_batch(embedder
     assert seen <= 2  # at most the batch under way when the query arrived finished first
 
 
-def test_batched_documents_are_the_vectors_of_one_call(embedder: Embedder) -> None:
+def test_batched_documents_are_the_vectors_of_one_call(torch_embedder: Embedder) -> None:
+    embedder = torch_embedder
     assert isinstance(embedder, SentenceTransformersEmbedder)
     texts = [t * (1 + i % 5) for i, t in enumerate(TEXTS[:40] + TEXTS_ZH[:40])]
     whole = np.asarray(embedder._model.encode(texts, batch_size=32, normalize_embeddings=True,

@@ -18,7 +18,7 @@ import pytest
 from memory.config import EmbeddingConfig
 from memory.embedding import Embedder
 from memory.embedding.base import Role
-from memory.embedding.sentence_transformers import SentenceTransformersEmbedder
+from memory.embedding.onnx_minilm import OnnxEmbedder
 from memory.errors import ConfigError
 from memory.facts.detector import (
     NONE,
@@ -78,11 +78,12 @@ NEGATIVES = [
 ]
 
 
-class Counting(SentenceTransformersEmbedder):
-    """The real bundled model, counting how often it is asked for query vectors and what it actually encodes."""
+class Counting(OnnxEmbedder):
+    """The real bundled model (the default backend's session), counting how often it is asked for query vectors
+    and what it actually encodes."""
 
-    def __init__(self, model: object) -> None:
-        super().__init__(model, EmbeddingConfig())
+    def __init__(self, model: OnnxEmbedder) -> None:
+        super().__init__(model._session, model._tokenizer, EmbeddingConfig(backend=model.identity.backend))
         self.calls = 0
         self.batches: list[list[str]] = []
 
@@ -107,8 +108,8 @@ def detector(embedder: Embedder, rules: RuleSet) -> ClauseDetector:
 
 @pytest.fixture()
 def counting(embedder: Embedder) -> Counting:
-    assert isinstance(embedder, SentenceTransformersEmbedder)
-    return Counting(embedder._model)
+    assert isinstance(embedder, OnnxEmbedder)
+    return Counting(embedder)
 
 
 def test_no_test_sentence_is_training_data() -> None:
@@ -178,8 +179,9 @@ def test_the_shipped_model_covers_every_kind_and_language() -> None:
 
 
 def test_another_embedding_model_is_refused(embedder: Embedder, rules: RuleSet) -> None:
-    assert isinstance(embedder, SentenceTransformersEmbedder)
-    other = SentenceTransformersEmbedder(embedder._model, EmbeddingConfig(model="multilingual-e5-small"))
+    assert isinstance(embedder, OnnxEmbedder)
+    other = OnnxEmbedder(embedder._session, embedder._tokenizer,
+                         EmbeddingConfig(backend="onnx-int8", model="multilingual-e5-small"))
     with pytest.raises(ConfigError, match="trained on all-MiniLM-L6-v2"):
         load_detector(other, rules=rules)
 
