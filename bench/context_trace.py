@@ -66,7 +66,7 @@ from memory.context import Message, ToolCall, budget, count_tokens, message_toke
 from memory.context.constraints import BLOCK_HEADER
 from memory.context.tools import canonical
 from memory.embedding import Embedder
-from memory.embedding.factory import BACKENDS
+from memory.embedding.factory import BACKENDS, resolved
 from memory.errors import ValidationError
 from memory.experience import MemoryTurn
 from memory.service import Memory
@@ -372,7 +372,8 @@ def notes_of(window: int, ours: Ours, tally: Tally) -> list[str]:
 def fresh_embedder(config: Config) -> Embedder:
     """A new copy of the configured model with an empty query cache (the process-wide one remembers queries
     of an earlier window's run): one for each Memory, and a twin that times the query embedding alone."""
-    embedder: Embedder = importlib.import_module(BACKENDS[config.embedding.backend]).load(config.embedding)
+    settings = resolved(config.embedding)
+    embedder: Embedder = importlib.import_module(BACKENDS[settings.backend]).load(settings)
     return embedder
 
 

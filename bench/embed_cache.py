@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
+from memory.config import EmbeddingConfig
 from memory.embedding import Embedder, Progress
+from memory.embedding.onnx_minilm import VARIANTS, graph_path
 
 __all__ = ["CACHE_DIR", "CachedEmbedder"]
 
@@ -29,7 +31,12 @@ class CachedEmbedder:
         self._db = sqlite3.connect(path, check_same_thread=False)
         self._lock = threading.Lock()
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
-        self._model = embedder.identity.model
+        # The torch backend's vectors were cached under the model name alone; another backend's are its own, and
+        # an onnx backend's are those of one built graph (its file name changes with the recipe).
+        backend, model = embedder.identity.backend, embedder.identity.model
+        self._model = model if backend == "sentence-transformers" else f"{backend}/{model}"
+        if backend in VARIANTS:
+            self._model += "/" + graph_path(EmbeddingConfig(backend=backend, model=model)).stem
         self.computed = 0
 
     def __getattr__(self, name: str) -> object:

@@ -9,25 +9,34 @@ cache never answers; floor, library and REST calls alternate round by round (flo
 reused by later runs; the service answers from a copy.
 
     .venv/bin/python -m bench.recall_speed [--sizes 1000 10000 100000] [--queries 60] [--budget 1000]
+                                           [--backends sentence-transformers onnx-int8]
+
+With several --backends, each backend's floor and recall are timed on its own copy of the same store (the
+vectors are synthetic, so the copy is relabelled with that backend's identity), all phases alternating.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import shutil
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from bench._recall_service import running_service
 from bench.experience_scale import SyntheticEncoder, fill, sentence_pool
 from memory.clock import utc_now
 from memory.config import Config, load_config
-from memory.embedding import Embedder, load_embedder
+from memory.embedding import Embedder, EmbedderIdentity, load_embedder, resolved
 from memory.experience.dense import VectorIndex
 from memory.experience.store import DocumentWriter
 from memory.service import Memory
@@ -79,33 +88,52 @@ def _p(samples: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(size: int, embedder: Embedder, queries: list[list[str]], budget: int) -> dict[str, list[float]]:
-    """Floor, library and REST latencies (ms) on the store of `size` chunks, all four phases interleaved.
+def _relabel(folder: Path, identity: EmbedderIdentity) -> None:
+    """Record `identity` as the model of the store copy in `folder`: its vectors are synthetic, so every MiniLM
+    variant may serve it, and each backend's recall then runs on the same vectors."""
+    db = sqlite3.connect(folder / "memory.db")
+    with db:
+        db.executemany("UPDATE meta SET value = ? WHERE key = ?", [
+            (identity.backend, "embedding_backend"), (identity.model, "embedding_model"),
+            (str(identity.dimension), "dimension")])
+    db.close()
 
-    The service runs on a copy of the store (two processes must not share one embedded Chroma), so its calls
-    alternate with the floor and library calls round by round and meet the same machine.
+
+def measure(size: int, embedders: Sequence[Embedder], queries: list[list[str]], budget: int) -> dict[str, list[float]]:
+    """Per backend floor and library latencies, and REST's on the default backend (ms), all interleaved.
+
+    Each backend and the service get a copy of the store (two processes must not share one embedded Chroma, and
+    one Memory holds a store's lock), so all their calls alternate round by round and meet the same machine.
     """
-    config = build(size, embedder, sentence_pool())
-    with tempfile.TemporaryDirectory(prefix="recall-speed-") as tmp:
-        served = Path(tmp) / "store"
-        shutil.copytree(config.service.data_dir, served)
-        with running_service(None, data_dir=served) as service, Memory(config, embedder=embedder) as memory:
+    config = build(size, embedders[0], sentence_pool())
+    with tempfile.TemporaryDirectory(prefix="recall-speed-") as tmp, ExitStack() as stack:
+        phases: dict[str, Sequence[Callable[[], object]]] = {}
+        for n, embedder in enumerate(embedders):
+            folder = Path(tmp) / f"store-{n}"
+            shutil.copytree(config.service.data_dir, folder)
+            _relabel(folder, embedder.identity)
+            mine = config.replace("service", data_dir=str(folder))
+            memory = stack.enter_context(Memory(mine, embedder=embedder))
             # The raw Chroma handle, not the store's LiveCollection wrapper: the floor is Chroma alone.
             collection = memory.store.chroma.get_collection(
                 collection_name(NAMESPACE, generation=memory.store.generation), embedding_function=None
             )
-            dense_k = config.retrieval.dense_k
 
-            def floor(q: str) -> None:
-                collection.query(query_embeddings=embedder.encode_query(q)[None, :], n_results=dense_k,
-                                 include=["distances"])
+            def floor(q: str, collection: Any = collection, embedder: Embedder = embedder) -> None:
+                collection.query(query_embeddings=embedder.encode_query(q)[None, :],
+                                 n_results=config.retrieval.dense_k, include=["distances"])
 
-            return _interleaved({
-                "floor": [lambda q=q: floor(q) for q in queries[0]],
-                "library": [lambda q=q: memory.recall(NAMESPACE, q, budget) for q in queries[1]],
-                "floor again": [lambda q=q: floor(q) for q in queries[2]],
-                "rest": [lambda q=q: service.recall(NAMESPACE, q, budget) for q in queries[3]],
-            })
+            name = embedder.identity.backend
+            phases[f"floor {name}"] = [partial(floor, q) for q in queries[3 * n]]
+            phases[f"library {name}"] = [partial(memory.recall, NAMESPACE, q, budget) for q in queries[3 * n + 1]]
+            phases[f"floor again {name}"] = [partial(floor, q) for q in queries[3 * n + 2]]
+        served = Path(tmp) / "served"
+        shutil.copytree(config.service.data_dir, served)
+        default = resolved(load_config().embedding)
+        _relabel(served, EmbedderIdentity(default.backend, default.model, embedders[0].dimension))
+        service = stack.enter_context(running_service(None, data_dir=served))
+        phases["rest"] = [partial(service.recall, NAMESPACE, q, budget) for q in queries[-1]]
+        return _interleaved(phases)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -113,29 +141,41 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000], help="store sizes (chunks)")
     parser.add_argument("--queries", type=int, default=60, help="timed queries per phase (after 5 warm-up ones)")
     parser.add_argument("--budget", type=int, default=1000, help="recall budget in tokens")
+    parser.add_argument("--backends", nargs="+", help="embedding backends whose recall to time side by side "
+                                                      "(default: the default backend)")
     args = parser.parse_args(argv)
-    embedder = load_embedder(load_config().embedding)
+    base = load_config().embedding
+    embedders = [load_embedder(dataclasses.replace(base, backend=b)) for b in args.backends or [resolved(base).backend]]
     pool = sentence_pool()
     rng = random.Random(7)
     per_phase = args.queries + _WARMUP
-    # Distinct queries for every phase of every size: the embedder's query cache must never answer.
-    needed = per_phase * 4 * len(args.sizes)
+    count = 3 * len(embedders) + 1
+    # Distinct queries for every phase of every size: the embedders' query caches must never answer.
+    needed = per_phase * count * len(args.sizes)
     texts = list(dict.fromkeys(" ".join(s.split()[:8]) for s in rng.sample(pool, needed * 2)))[:needed]
     rows = []
     for n, size in enumerate(args.sizes):
-        mine = texts[n * per_phase * 4:(n + 1) * per_phase * 4]
-        queries = [mine[i * per_phase:(i + 1) * per_phase] for i in range(4)]
-        got = measure(size, embedder, queries, args.budget)
-        floor = got["floor"] + got["floor again"]  # interleaved with the library calls, round by round
-        f50 = statistics.median(floor)
-        lib50 = statistics.median(got["library"])
-        rows.append(
-            f"| {size:,} | {f50:.1f} / {_p(floor, 0.95):.1f} | {lib50:.1f} / {_p(got['library'], 0.95):.1f} "
-            f"| {lib50 / f50:.2f}× | {statistics.median(got['rest']):.1f} / {_p(got['rest'], 0.95):.1f} |"
-        )
+        mine = texts[n * per_phase * count:(n + 1) * per_phase * count]
+        queries = [mine[i * per_phase:(i + 1) * per_phase] for i in range(count)]
+        got = measure(size, embedders, queries, args.budget)
+        first = statistics.median(got[f"library {embedders[0].identity.backend}"])
+        for embedder in embedders:
+            name = embedder.identity.backend
+            floor = got[f"floor {name}"] + got[f"floor again {name}"]  # interleaved with the library calls
+            f50 = statistics.median(floor)
+            library = got[f"library {name}"]
+            lib50 = statistics.median(library)
+            rows.append(
+                f"| {size:,} | {name} | {f50:.1f} / {_p(floor, 0.95):.1f} | {lib50:.1f} / {_p(library, 0.95):.1f} "
+                f"| {lib50 / f50:.2f}× | {lib50 / first:.2f}× |"
+            )
+        rest = got["rest"]
+        rows.append(f"| {size:,} | REST ({resolved(base).backend}) | | {statistics.median(rest):.1f} / "
+                    f"{_p(rest, 0.95):.1f} | | |")
     print(f"\nrecall(query, budget={args.budget}) latency, ms p50 / p95, {args.queries} queries per phase")
-    print("| chunks | floor (embed + Chroma) | library recall | library p50 ÷ floor p50 | REST recall (loopback) |")
-    print("|---|---|---|---|---|")
+    print(f"| chunks | backend | floor (embed + Chroma) | recall | recall p50 ÷ floor p50 | recall p50 ÷ "
+          f"{embedders[0].identity.backend}'s |")
+    print("|---|---|---|---|---|---|")
     print("\n".join(rows))
 
 
