@@ -368,7 +368,13 @@ def _fact_confidence(db: sqlite_utils.Database) -> None:
         db.execute("ALTER TABLE facts ADD COLUMN confidence REAL NOT NULL DEFAULT 1.0")
 
 
-SCHEMA_VERSION = 9
+def _chunk_text_index(db: sqlite_utils.Database) -> None:
+    """A new chunk reuses the vector of any chunk of its namespace with the same text (memory.experience.store):
+    found by this index rather than a scan of the namespace on every write."""
+    db.execute("CREATE INDEX IF NOT EXISTS chunks_text ON chunks (namespace, text_hash)")
+
+
+SCHEMA_VERSION = 10
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (1, _v1), (2, _v2), (3, _v3), (4, _v4),
     (5, _turn_conversations),
@@ -376,4 +382,5 @@ MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (7, _ingest_jobs),
     (8, _task_summaries),
     (9, _fact_confidence),
+    (10, _chunk_text_index),
 )

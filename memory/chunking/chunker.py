@@ -15,7 +15,7 @@ from memory.config import ChunkingConfig
 from memory.text.sentences import sentence_spans
 from memory.tokens import TokenCounter
 
-__all__ = ["Chunk", "ChunkKind", "DocumentEncoder", "chunk_text", "chunk_turn"]
+__all__ = ["Chunk", "ChunkKind", "DocumentEncoder", "chunk_text", "chunk_texts", "chunk_turn"]
 
 ChunkKind = Literal["text", "code", "table"]
 
@@ -72,17 +72,35 @@ def chunk_text(
     Sections that fit target_tokens cost no model call; the sentences of the others are embedded in
     one batched call per document (`embedder=None` cuts on size and paragraph breaks only).
     """
-    plans = [_plan(text, section, counter, config) for section in parse_sections(text)]
-    similarities: list[list[float] | None] = [None] * len(plans)
-    wanted = [index for index, plan in enumerate(plans) if len(plan.units) > 1]
+    return chunk_texts([text], counter, embedder, config)[0]
+
+
+def chunk_texts(
+    texts: Sequence[str], counter: TokenCounter, embedder: DocumentEncoder | None, config: ChunkingConfig
+) -> list[list[Chunk]]:
+    """chunk_text of each text, the sentences of all of them embedded in one call.
+
+    One call fills the model's batches across documents (a short document alone fills part of one) and embeds a
+    sentence that several documents share once; each document is still cut on its own sentences' similarities.
+    """
+    plans = [[_plan(text, section, counter, config) for section in parse_sections(text)] for text in texts]
+    wanted = [(doc, index) for doc, sections in enumerate(plans) for index, plan in enumerate(sections)
+              if len(plan.units) > 1]
+    similarities: dict[tuple[int, int], list[float]] = {}
     if embedder is not None and wanted:
-        texts = [text[u.start : u.end] for index in wanted for u in plans[index].units]
-        vectors = embedder.encode_documents(texts)
+        sentences = [texts[doc][u.start : u.end] for doc, index in wanted for u in plans[doc][index].units]
+        vectors = embedder.encode_documents(sentences)
         row = 0
-        for index in wanted:
-            size = len(plans[index].units)
-            similarities[index] = adjacent_similarities(vectors[row : row + size])
+        for doc, index in wanted:
+            size = len(plans[doc][index].units)
+            similarities[doc, index] = adjacent_similarities(vectors[row : row + size])
             row += size
+    return [_chunks(text, sections, [similarities.get((doc, index)) for index in range(len(sections))], counter,
+                    config) for doc, (text, sections) in enumerate(zip(texts, plans, strict=True))]
+
+
+def _chunks(text: str, plans: Sequence[_Plan], similarities: Sequence[list[float] | None], counter: TokenCounter,
+            config: ChunkingConfig) -> list[Chunk]:
     chunks: list[Chunk] = []
     for plan, section_similarities in zip(plans, similarities, strict=True):
         heading = " > ".join(title for title in plan.section.heading if title)

@@ -1,6 +1,6 @@
 """Experience memory: documents and conversation memories, stored atomically and searched hybrid."""
 
-from memory.experience.memory import ExperienceMemory
+from memory.experience.memory import ExperienceMemory, TextInput
 from memory.experience.model import (
     ChunkInput,
     DocumentInfo,
@@ -24,4 +24,5 @@ __all__ = [
     "SearchExplanation",
     "SearchFilters",
     "Shortlist",
+    "TextInput",
 ]

@@ -6,13 +6,14 @@ import hashlib
 import logging
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from memory.chunking import chunk_text
+from memory.chunking import Chunk, chunk_texts
 from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
-from memory.errors import NotFoundError, StoreError, ValidationError
+from memory.errors import ConflictError, MemoryError_, NotFoundError, StoreError, ValidationError
 from memory.experience import catalog, checks, context, conversations, identity
 from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
@@ -26,10 +27,11 @@ from memory.experience.model import (
     SearchFilters,
     Shortlist,
     content_hash,
+    indexed_text,
 )
 from memory.experience.repair import RepairReport, repair
 from memory.experience.search import Search
-from memory.experience.store import DocumentInput, DocumentWriter, Encoder, IngestProgress, Reporting
+from memory.experience.store import DocumentInput, DocumentWriter, Encoder, IngestProgress, SentenceEncoder
 from memory.limits import check_count, check_length
 from memory.namespaces import check_namespace
 from memory.snippet import Snippet
@@ -38,9 +40,42 @@ from memory.text import remembered
 from memory.text.unicode import storable
 from memory.tokens import TokenCounter
 
-__all__ = ["ExperienceMemory"]
+__all__ = ["ExperienceMemory", "TextInput"]
 
 _log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TextInput:
+    """One document for add_texts: its text and the fields add_text takes beside it."""
+
+    text: str
+    doc_id: str | None = None
+    derived_id: str | None = None
+    title: str | None = None
+    source: str | None = None
+    updated_at: str | None = None
+    metadata: Mapping[str, Any] | None = None
+    project: str | None = None
+    tags: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class _PendingText:
+    """A text of add_texts that passed its checks and is to be chunked."""
+
+    index: int
+    item: TextInput
+    text: str  # without NUL characters
+    updated_at: str | None  # normalised
+    digest: str
+    doc_id: str
+    exists: bool  # a document of that id is stored (with other content)
+
+
+def _signature(chunks: Sequence[ChunkInput]) -> list[tuple[int, str, str]]:
+    """What makes two documents' chunks the same content (catalog.same_chunks compares the same)."""
+    return sorted((c.ordinal, c.text, c.heading) for c in chunks)
 
 
 class ExperienceMemory:
@@ -81,19 +116,30 @@ class ExperienceMemory:
     ) -> DocumentResult:
         """Store or replace a chunked document as one unit; an unchanged document costs one read, no embedding."""
         check_namespace(namespace)
+        doc = self._document_input(doc_id, chunks, content_hash=content_hash, title=title, source=source, kind=kind,
+                                   created_at=created_at, updated_at=updated_at, metadata=metadata,
+                                   project=project, tags=tags, speaker=speaker)
+        return self._writer.write(namespace, [doc], progress)[0]
+
+    def _document_input(
+        self, doc_id: str, chunks: Sequence[ChunkInput], *, content_hash: str, title: str | None = None,
+        source: str | None = None, kind: DocumentKind = "document", created_at: str | None = None,
+        updated_at: str | None = None, metadata: Mapping[str, Any] | None = None, project: str | None = None,
+        tags: Sequence[str] = (), speaker: str | None = None,
+    ) -> DocumentInput:
+        """The checked DocumentInput of add_document's arguments."""
         checks.check_record("document", metadata or {}, {
             "doc_id": doc_id, "title": title, "source": source, "project": project, "speaker": speaker,
             **{f"tags[{i}]": t for i, t in enumerate(tags)},
             **{f"chunks[{i}].text": getattr(c, "text", None) for i, c in enumerate(chunks)},
             **{f"chunks[{i}].heading": getattr(c, "heading", None) for i, c in enumerate(chunks)},
         }, self._config.limits)
-        doc = DocumentInput(
+        return DocumentInput(
             doc_id=checks.require_text(doc_id, "doc_id"), chunks=checks.check_chunks(doc_id, chunks),
             content_hash=checks.require_text(content_hash, "content_hash"), kind=checks.check_kind(kind), title=title,
             source=source, created_at=created_at, updated_at=updated_at, metadata=dict(metadata or {}),
             project=project, tags=checks.check_tags(tags), speaker=speaker,
         )
-        return self._writer.write(namespace, [doc], progress)[0]
 
     def add_text(
         self,
@@ -118,31 +164,102 @@ class ExperienceMemory:
         that id, or under any id of the namespace, answers unchanged with that id; other content under that id
         raises ConflictError. NUL characters are dropped from the text (ids and names refuse them).
         """
-        text, updated_at = self.check_text(namespace, text, doc_id=doc_id, derived_id=derived_id, title=title,
-                                           source=source, updated_at=updated_at, metadata=metadata,
-                                           project=project, tags=tags)
-        fields = dict(metadata or {})
-        digest = content_hash(text, title=title, source=source, metadata=fields, project=project, tags=list(tags),
-                              updated_at=updated_at)
-        explicit = doc_id is not None
-        if doc_id is None:
-            doc_id = identity.derived_id(derived_id, source, text)
-        known = catalog.get_document(self._store.db, namespace, doc_id) if isinstance(doc_id, str) else None
+        item = TextInput(text, doc_id=doc_id, derived_id=derived_id, title=title, source=source,
+                         updated_at=updated_at, metadata=metadata, project=project, tags=tags)
+        outcome = self.add_texts(namespace, [item], progress=progress)[0]
+        if isinstance(outcome, MemoryError_):
+            raise outcome
+        return outcome
+
+    def add_texts(self, namespace: str, texts: Sequence[TextInput], *,
+                  progress: IngestProgress | None = None) -> list[DocumentResult | MemoryError_]:
+        """add_text for many documents at once: for each, the result add_text returns or the error it raises.
+
+        The model sees them together: one call embeds the sentences of all of them (chunking's topic shifts) and
+        one their chunks, in full batches, each distinct text once. They are written in one transaction, each
+        document whole or not at all; a write that fails is the outcome of every document in it. The same doc_id
+        twice in one call: the last one is stored, and both answer its result.
+        """
+        outcomes: dict[int, DocumentResult | MemoryError_] = {}
+        pending: list[_PendingText] = []
+        for index, item in enumerate(texts):
+            try:
+                found = self._pending_text(namespace, index, item)
+            except MemoryError_ as exc:
+                outcomes[index] = exc
+                continue
+            if isinstance(found, DocumentResult):
+                outcomes[index] = found
+            else:
+                pending.append(found)
+        encoder = SentenceEncoder(self._embedder, progress)
+        chunked = chunk_texts([p.text for p in pending], self._counter, encoder, self._config.chunking)
+        docs: dict[str, DocumentInput] = {}  # doc id -> what this call writes under it
+        owners: dict[str, list[int]] = {}  # doc id -> the texts (by index) that answer its write's result
+        for text, chunks in zip(pending, chunked, strict=True):
+            try:
+                planned = self._planned(namespace, text, chunks, docs)
+            except MemoryError_ as exc:
+                outcomes[text.index] = exc
+                continue
+            if isinstance(planned, DocumentResult):
+                outcomes[text.index] = planned
+                continue
+            docs[planned.doc_id] = planned
+            owners.setdefault(planned.doc_id, []).append(text.index)
+        if docs:
+            known = encoder.take(indexed_text(c.text, c.heading) for d in docs.values() for c in d.chunks)
+            try:
+                written: list[DocumentResult | MemoryError_] = list(
+                    self._writer.write(namespace, list(docs.values()), progress, known))
+            except MemoryError_ as exc:
+                written = [exc] * len(docs)
+            for doc_id, outcome in zip(docs, written, strict=True):
+                outcomes.update((index, outcome) for index in owners[doc_id])
+        return [outcomes[index] for index in range(len(texts))]
+
+    def _pending_text(self, namespace: str, index: int, item: TextInput) -> _PendingText | DocumentResult:
+        """A text checked and named, or its result when the document is stored unchanged (no model call)."""
+        text, updated_at = self.check_text(namespace, item.text, doc_id=item.doc_id, derived_id=item.derived_id,
+                                           title=item.title, source=item.source, updated_at=item.updated_at,
+                                           metadata=item.metadata, project=item.project, tags=item.tags)
+        fields = dict(item.metadata or {})
+        digest = content_hash(text, title=item.title, source=item.source, metadata=fields, project=item.project,
+                              tags=list(item.tags), updated_at=updated_at)
+        doc_id = item.doc_id if item.doc_id is not None else identity.derived_id(item.derived_id, item.source, text)
+        doc_id = checks.require_text(doc_id, "doc_id")  # refused as add_document would, before the model is asked
+        known = catalog.get_document(self._store.db, namespace, doc_id)
         if known is not None and known.content_hash == digest:
             return DocumentResult(doc_id=doc_id, chunks=known.chunks, status="unchanged")
-        encoder = self._embedder if progress is None else Reporting(self._embedder, progress)
-        chunks = chunk_text(text, self._counter, encoder, self._config.chunking)
+        return _PendingText(index, item, text, updated_at, digest, doc_id, known is not None)
+
+    def _planned(self, namespace: str, text: _PendingText, chunks: Sequence[Chunk],
+                 docs: Mapping[str, DocumentInput]) -> DocumentInput | DocumentResult:
+        """What add_texts writes for a chunked text, or its result when nothing is to be written: the rules of
+        add_text (memory.experience.identity), with the documents this call writes before it counted as stored."""
         if not chunks:
             raise ValidationError("the document has no text to index once blank lines and markup are removed")
         pieces = [ChunkInput(text=c.text, heading=c.heading, ordinal=c.ordinal) for c in chunks]
-        if not explicit:
-            kept = identity.kept(self._store.db, namespace, doc_id, known is not None, pieces)
+        item = text.item
+        earlier = docs.get(text.doc_id)  # written by this call before this text: as if stored already
+        if earlier is not None and (earlier.content_hash == text.digest
+                                    or (item.doc_id is None and _signature(earlier.chunks) == _signature(pieces))):
+            return DocumentResult(doc_id=text.doc_id, chunks=len(earlier.chunks), status="unchanged")
+        if item.doc_id is None:
+            if earlier is not None:
+                raise ConflictError(
+                    f"document {text.doc_id!r} already exists in namespace {namespace!r} with other content, and "
+                    f"nothing was overwritten; send doc_id={text.doc_id!r} to replace it, or another doc_id to keep "
+                    "both")
+            kept = identity.kept(self._store.db, namespace, text.doc_id, text.exists, pieces)
             if kept is not None:
                 return kept
-        return self.add_document(
-            namespace, doc_id, pieces,
-            content_hash=digest, title=title, source=source, updated_at=updated_at, metadata=fields,
-            project=project, tags=tuple(tags), progress=progress,
+            twin = next((d.doc_id for d in docs.values() if _signature(d.chunks) == _signature(pieces)), None)
+            if twin is not None:
+                return DocumentResult(doc_id=twin, chunks=len(pieces), status="unchanged")
+        return self._document_input(
+            text.doc_id, pieces, content_hash=text.digest, title=item.title, source=item.source,
+            updated_at=text.updated_at, metadata=dict(item.metadata or {}), project=item.project, tags=tuple(item.tags),
         )
 
     def check_text(

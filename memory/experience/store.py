@@ -1,10 +1,11 @@
 """Atomic document writes over SQLite (record of truth) and Chroma (vectors).
 
-A content change is written in this order: embed (outside every lock); in one SQLite transaction swap document
-row + chunks + FTS rows, then add the new version's vectors under new chunk ids and commit; delete the old
-version's vectors; re-mix the vectors of conversation turns whose neighbours changed (memory.experience.context).
-A failure or a kill at any point leaves SQLite on the old or the new version, whole; the only possible debris is
-vectors SQLite does not know, which memory.experience.repair removes (it also finishes a re-mix a kill cut short).
+A content change is written in this order: embed (outside every lock; a text the namespace holds already keeps
+its vector); in one SQLite transaction swap document row + chunks + FTS rows, then add the new version's vectors
+under new chunk ids and commit; delete the old version's vectors; re-mix the vectors of conversation turns whose
+neighbours changed (memory.experience.context). A failure or a kill at any point leaves SQLite on the old or the
+new version, whole; the only possible debris is vectors SQLite does not know, which memory.experience.repair
+removes (it also finishes a re-mix a kill cut short).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from types import MappingProxyType
@@ -37,7 +38,7 @@ from memory.experience.model import (
 from memory.store import Store
 from memory.tokens import TokenCounter
 
-__all__ = ["DocumentInput", "DocumentWriter", "Encoder", "IngestProgress", "Reporting", "chunk_id"]
+__all__ = ["DocumentInput", "DocumentWriter", "Encoder", "IngestProgress", "SentenceEncoder", "chunk_id"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -55,16 +56,28 @@ class Encoder(Protocol):
     def encode_query(self, text: str) -> np.ndarray: ...
 
 
-class Reporting:
-    """The embedder as chunk_text sees it, reporting the sentences it embeds to `progress` as the "chunking"
-    stage."""
+class SentenceEncoder:
+    """The embedder as chunking sees it: reports the sentences it embeds to `progress` as the "chunking" stage,
+    and keeps their vectors (`vectors`, by text), so that a chunk that is one whole sentence is not embedded again."""
 
-    def __init__(self, embedder: Encoder, progress: IngestProgress) -> None:
+    def __init__(self, embedder: Encoder, progress: IngestProgress | None = None) -> None:
         self._embedder = embedder
         self._progress = progress
+        self.vectors: dict[str, np.ndarray] = {}
 
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embedder.encode_documents(texts, progress=partial(self._progress, "chunking"))
+        report = None if self._progress is None else partial(self._progress, "chunking")
+        vectors = self._embedder.encode_documents(texts, progress=report)
+        self.vectors.update(zip(texts, vectors, strict=True))
+        return vectors
+
+    def take(self, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        """Copies of the vectors of those texts it embedded; the others are forgotten (they pin the whole call's
+        array in memory)."""
+        wanted = set(texts)
+        kept = {text: np.array(vector) for text, vector in self.vectors.items() if text in wanted}
+        self.vectors.clear()
+        return kept
 
 
 @dataclass(frozen=True)
@@ -127,9 +140,10 @@ class DocumentWriter:
         self._context = turn_context
         self.vectors = vectors
 
-    def write(self, namespace: str, docs: Sequence[DocumentInput],
-              progress: IngestProgress | None = None) -> list[DocumentResult]:
-        """Store documents; unchanged ones cost one read, the rest are embedded in one call and swapped in."""
+    def write(self, namespace: str, docs: Sequence[DocumentInput], progress: IngestProgress | None = None,
+              known: Mapping[str, np.ndarray] | None = None) -> list[DocumentResult]:
+        """Store documents; unchanged ones cost one read, the rest are embedded in one call and swapped in, in one
+        transaction (all of them or none). `known` maps texts to vectors already computed (chunking's sentences)."""
         now = to_iso(self._clock())
         latest = {doc.doc_id: doc for doc in docs}  # the same id twice in one batch: the last one wins
         plans = [self._plan(self._store.db, namespace, doc, now) for doc in latest.values()]
@@ -139,6 +153,8 @@ class DocumentWriter:
                 replace(c, terms=lexical.index_terms(c.indexed), line_tokens=body_cost(c.indexed, self._counter))
                 for c in plan.chunks
             ]
+            if known:
+                plan.vectors = {c.text_hash: known[c.indexed] for c in plan.chunks if c.indexed in known}
         self._embed(namespace, changed, progress)
         with self._store.write_lock:
             self._swap(namespace, [p for p in plans if p.status in ("content", "metadata")])
@@ -200,30 +216,49 @@ class DocumentWriter:
         return plan
 
     def _embed(self, namespace: str, plans: Sequence[_Plan], progress: IngestProgress | None = None) -> None:
-        """Vectors for every new chunk: reused from the previous version where the text is the same."""
-        db = self._store.db
-        wanted = {c.text_hash for p in plans for c in p.chunks}
-        reusable: dict[str, str] = {}  # text_hash -> an existing chunk id with that text
-        doc_ids = [p.doc.doc_id for p in plans if not p.is_new]
-        for start in range(0, len(doc_ids), 500):
-            part = doc_ids[start:start + 500]
-            for cid, text_hash in db.execute(
-                f"SELECT id, text_hash FROM chunks WHERE namespace = ? AND doc_id IN ({','.join('?' * len(part))})",
-                [namespace, *part],
-            ).fetchall():
-                if text_hash in wanted:
-                    reusable[text_hash] = cid
-        # A turn's Chroma vector carries its neighbours (memory.experience.context): reuse its own embedding.
-        found = context.own_vectors(db, self._store.generation, list(reusable.values()))
-        found.update(self.vectors.fetch(namespace, [cid for cid in reusable.values() if cid not in found]))
-        have = {h: found[cid] for h, cid in reusable.items() if cid in found}
-        missing = {c.text_hash: c.indexed for p in plans for c in p.chunks if c.text_hash not in have}
+        """Vectors for every new chunk, no text embedded twice: those a plan holds already (write's `known`), else
+        the vector of any chunk of the namespace with the same text (an edited document's unchanged chunks, a
+        passage two documents share); only the rest are encoded, in one call over every document of the write."""
+        wanted = {c.text_hash: c.indexed for p in plans for c in p.chunks}
+        given = {h: v for p in plans for h, v in p.vectors.items()}
+        have = {**self._stored_vectors(namespace, [h for h in wanted if h not in given]), **given}
+        missing = {h: text for h, text in wanted.items() if h not in have}
         if missing:
             report = None if progress is None else partial(progress, "embedding")
             encoded = self._embedder.encode_documents(list(missing.values()), progress=report)
             have.update(zip(missing, encoded, strict=True))
         for plan in plans:
             plan.vectors = {c.text_hash: have[c.text_hash] for c in plan.chunks}
+
+    def _stored_vectors(self, namespace: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors the namespace already holds for these text hashes, found without the write lock.
+
+        A conversation turn's Chroma vector carries its neighbours (memory.experience.context): only its own
+        embedding is reused. A document chunk's is read from Chroma, and kept only if its row is still there
+        afterwards: a write that replaces the chunk commits before it overwrites the old vector with noise.
+        """
+        db = self._store.db
+        documents: dict[str, str] = {}  # text hash -> the id of a document chunk with that text
+        turns: dict[str, str] = {}  # text hash -> the id of a conversation turn with that text
+        for start in range(0, len(hashes), 500):
+            part = list(hashes[start:start + 500])
+            for cid, text_hash, kind in db.execute(
+                "SELECT c.id, c.text_hash, d.kind FROM chunks c JOIN documents d ON d.namespace = c.namespace "
+                f"AND d.doc_id = c.doc_id WHERE c.namespace = ? AND c.text_hash IN ({','.join('?' * len(part))})",
+                [namespace, *part],
+            ).fetchall():
+                (turns if kind == "memory" else documents).setdefault(text_hash, cid)
+        own = context.own_vectors(db, self._store.generation, list(turns.values()))
+        have = {h: own[cid] for h, cid in turns.items() if cid in own}
+        asked = {cid: h for h, cid in documents.items() if h not in have}
+        fetched = self.vectors.fetch(namespace, list(asked))
+        ids = list(fetched)
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            for (cid,) in db.execute(f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(part))})",
+                                     part).fetchall():
+                have[asked[cid]] = fetched[cid]
+        return have
 
     def _swap(self, namespace: str, plans: Sequence[_Plan]) -> None:
         """Under the write lock: new vectors in, one transaction swaps SQLite, old vectors out."""
