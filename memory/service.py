@@ -38,6 +38,7 @@ __all__ = ["Health", "Memory", "NamespaceDeletion"]
 class Health:
     """What /healthz and `memory stats` report."""
 
+    backend: str  # the embedding backend the store runs on (embedding.backend "auto" chose it)
     model: str
     dimension: int
     tokenizer: str
@@ -215,6 +216,7 @@ class Memory:
         """Model, store location and counts (with `within`, counts of the namespaces it accepts only)."""
         cfg = self.config.chroma
         return Health(
+            backend=self.embedder.identity.backend,
             model=self.embedder.identity.model,
             dimension=self.embedder.dimension,
             tokenizer=self.counter.name,

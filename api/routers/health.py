@@ -23,8 +23,8 @@ def healthz(memory: MemoryDep, visitor: VisitorDep) -> dict[str, Any]:
     if visitor.everything:
         return {"status": "ok", **dataclasses.asdict(memory.health())}
     health = memory.health(within=visitor.allows)
-    return {"status": "ok", "model": health.model, "dimension": health.dimension, "tokenizer": health.tokenizer,
-            "counts": health.counts}
+    return {"status": "ok", "backend": health.backend, "model": health.model, "dimension": health.dimension,
+            "tokenizer": health.tokenizer, "counts": health.counts}
 
 
 @router.get("/metrics", response_class=Response, responses={401: ERROR_RESPONSES[401]})

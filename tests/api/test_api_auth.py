@@ -61,7 +61,7 @@ def test_a_scoped_key_sees_the_model_and_its_own_counts_but_no_paths(secured: Te
     secured.post("/v1/facts/pin", json={"namespace": "alice-x", "text": "预算不超过500元。"}, headers=ALICE)
     scoped = secured.get("/healthz", headers=ALICE)
     assert scoped.status_code == 200
-    assert scoped.json() == {"status": "ok", "model": MINILM.model, "dimension": MINILM.dimension,
+    assert scoped.json() == {"status": "ok", "backend": "onnx-int8", "model": MINILM.model, "dimension": MINILM.dimension,
                              "tokenizer": "cl100k_base",
                              "counts": {"facts": 1, "documents": 0, "chunks": 0, "task_items": 0, "namespaces": 1}}
     assert str(config.data_path.resolve()) not in scoped.text

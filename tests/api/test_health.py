@@ -14,6 +14,7 @@ def test_healthz(client: TestClient, config: Config) -> None:
     body = client.get("/healthz").json()
     assert body["status"] == "ok"
     assert body["model"] == MINILM.model
+    assert body["backend"] == "onnx-int8"  # a new store's default, chosen by embedding.backend "auto"
     assert body["counts"]["facts"] == 0
     # Without keys the service listens on loopback only, and shows the operator everything.
     assert body["store"].startswith(str(config.data_path.resolve()))

@@ -87,6 +87,7 @@ def test_auto_opens_a_torch_built_store_with_torch_and_refuses_to_mix(config: Co
     _fill(config, torch_embedder)
     with Memory(config) as memory:  # backend "auto": the store's own
         assert memory.embedder is torch_embedder
+        assert memory.health().backend == "sentence-transformers"
         assert memory.experience.search("ns", "大熊猫吃什么", 1)[0].doc_id == "panda"
     with pytest.raises(StoreMismatchError, match="embedding_backend is 'sentence-transformers' in the store"):
         Memory(config.replace("embedding", backend="onnx-int8"))
