@@ -21,7 +21,6 @@ import argparse
 import dataclasses
 import random
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -40,7 +39,7 @@ from memory.embedding import Embedder, EmbedderIdentity, load_embedder, resolved
 from memory.experience.dense import VectorIndex
 from memory.experience.store import DocumentWriter
 from memory.service import Memory
-from memory.store import collection_name, open_store
+from memory.store import StoreIdentity, collection_name, open_store, stored_identity
 from memory.tokens import get_counter
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -88,15 +87,17 @@ def _p(samples: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _relabel(folder: Path, identity: EmbedderIdentity) -> None:
-    """Record `identity` as the model of the store copy in `folder`: its vectors are synthetic, so every MiniLM
+def _relabel(config: Config, identity: EmbedderIdentity) -> None:
+    """Record `identity` as the model of the store copy of `config`: its vectors are synthetic, so every MiniLM
     variant may serve it, and each backend's recall then runs on the same vectors."""
-    db = sqlite3.connect(folder / "memory.db")
-    with db:
-        db.executemany("UPDATE meta SET value = ? WHERE key = ?", [
-            (identity.backend, "embedding_backend"), (identity.model, "embedding_model"),
-            (str(identity.dimension), "dimension")])
-    db.close()
+    recorded = stored_identity(config)
+    assert recorded is not None, "relabel a store that exists"
+    store = open_store(config, recorded.embedder)
+    try:
+        store.switch_identity(StoreIdentity(identity.backend, identity.model, identity.dimension,
+                                            config.tokenizer.encoding), store.generation)
+    finally:
+        store.close()
 
 
 def measure(size: int, embedders: Sequence[Embedder], queries: list[list[str]], budget: int) -> dict[str, list[float]]:
@@ -111,8 +112,8 @@ def measure(size: int, embedders: Sequence[Embedder], queries: list[list[str]], 
         for n, embedder in enumerate(embedders):
             folder = Path(tmp) / f"store-{n}"
             shutil.copytree(config.service.data_dir, folder)
-            _relabel(folder, embedder.identity)
             mine = config.replace("service", data_dir=str(folder))
+            _relabel(mine, embedder.identity)
             memory = stack.enter_context(Memory(mine, embedder=embedder))
             # The raw Chroma handle, not the store's LiveCollection wrapper: the floor is Chroma alone.
             collection = memory.store.chroma.get_collection(
@@ -130,7 +131,8 @@ def measure(size: int, embedders: Sequence[Embedder], queries: list[list[str]], 
         served = Path(tmp) / "served"
         shutil.copytree(config.service.data_dir, served)
         default = resolved(load_config().embedding)
-        _relabel(served, EmbedderIdentity(default.backend, default.model, embedders[0].dimension))
+        _relabel(config.replace("service", data_dir=str(served)),
+                 EmbedderIdentity(default.backend, default.model, embedders[0].dimension))
         service = stack.enter_context(running_service(None, data_dir=served))
         phases["rest"] = [partial(service.recall, NAMESPACE, q, budget) for q in queries[-1]]
         return _interleaved(phases)
