@@ -8,11 +8,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from api.auth import KeyRing
 from api.errors import ERROR_RESPONSES, install_error_handlers
 from api.guard import Guard
 from api.limits import BodyLimit
+from api.mcp.server import MCP_PATH, McpEndpoint
 from api.metrics import Metrics
 from api.routers import context, docs, documents, facts, health, jobs, memories, namespaces, recall, search, tasks
 from memory.config import Config
@@ -24,6 +26,8 @@ __all__ = ["create_app"]
 def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     """Build the app over `memory` (opened from `config` when not given)."""
     opened = memory or Memory(config)
+    keyring = KeyRing(config.auth.keys)
+    mcp = McpEndpoint(opened, keyring, host=config.service.host)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -35,7 +39,8 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
         # long as that walk takes.
         gc.freeze()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             stop.set()
             purger.join(timeout=5)
@@ -53,7 +58,7 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.memory = opened
-    app.state.keyring = KeyRing(config.auth.keys)
+    app.state.keyring = keyring
     app.state.metrics = Metrics()
     install_error_handlers(app)
     limit = config.limits.max_request_bytes
@@ -67,6 +72,9 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     for module in (recall, context, search, facts, memories, documents, jobs, tasks, namespaces):
         app.include_router(module.router, responses=ERROR_RESPONSES)
+    # The MCP tools over streamable HTTP, behind the same keys and namespace rules (api/mcp/); not in the OpenAPI
+    # schema, which describes the REST routes.
+    app.router.routes.append(Route(MCP_PATH, mcp))
     return app
 
 

@@ -17,7 +17,7 @@ from memory import errors
 
 __all__ = [
     "ERROR_RESPONSES", "ErrorPublic", "error_name", "error_response", "field_problems", "install_error_handlers",
-    "json_problem", "parse_problem",
+    "json_problem", "library_status", "parse_problem",
 ]
 
 
@@ -48,6 +48,11 @@ _STATUS: dict[type[errors.MemoryError_], tuple[int, str]] = {
     errors.StoreError: (503, "StoreUnavailable"),
 }
 
+def library_status(exc: errors.MemoryError_) -> tuple[int, str]:
+    """The HTTP status and the error body's short name for a library error (the REST answer, and an MCP tool's)."""
+    return next((v for k, v in _STATUS.items() if isinstance(exc, k)), (500, type(exc).__name__))
+
+
 def error_name(kind: str) -> str:
     """The error body's short name for a library error by its class name (how an ingest job records its failure)."""
     return next((name for cls, (_, name) in _STATUS.items() if cls.__name__ == kind), kind)
@@ -72,15 +77,19 @@ def _describe(exc: RequestValidationError) -> str:
     if errs and errs[0].get("type") == "json_invalid":  # FastAPI's own parse of the body
         return "the request body is not valid JSON: " + json_problem(
             str(errs[0].get("ctx", {}).get("error", "it could not be parsed")), exc.body, errs[0]["loc"][-1])
-    return "invalid request: " + field_problems(errs)
+    return "invalid request: " + field_problems(errs, located=True)
 
 
-def field_problems(errs: Sequence[Any]) -> str:
-    """`where: what; ...` for pydantic's errors (the first five, and how many more there are)."""
+def field_problems(errs: Sequence[Any], *, located: bool = False) -> str:
+    """`where: what; ...` for pydantic's errors (the first five, and how many more there are).
+
+    `located`: each error's path starts with where the field came from (FastAPI's "body", "query", ...), which is
+    left out; a model validated directly has no such part (and may have a field named "query").
+    """
     parts = []
     for err in errs[:5]:
         loc = list(err.get("loc", ()))
-        if loc and loc[0] in _LOCATIONS:
+        if located and loc and loc[0] in _LOCATIONS:
             loc = loc[1:]
         where = ".".join(str(p) for p in loc)
         msg = str(err.get("msg", "is invalid")).removeprefix("Value error, ")
@@ -114,9 +123,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(errors.MemoryError_)
     async def _library(_: Request, exc: errors.MemoryError_) -> JSONResponse:
-        status, name = next(
-            (v for k, v in _STATUS.items() if isinstance(exc, k)), (500, type(exc).__name__)
-        )
+        status, name = library_status(exc)
         return error_response(status, name, str(exc))
 
     @app.exception_handler(RequestValidationError)

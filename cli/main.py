@@ -48,6 +48,31 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    import anyio
+
+    from api.mcp.server import MCP_PATH, run_stdio, select_tools
+    from memory.errors import StoreBusyError
+    from memory.namespaces import check_namespace
+    from memory.service import Memory
+
+    config = _config(args)
+    namespace = check_namespace(args.namespace)
+    tools = select_tools(args.tools)
+    try:
+        memory = Memory(config, command="mcp")  # the store's lock, as serve takes it
+    except StoreBusyError as exc:
+        if not exc.url:
+            raise
+        raise StoreBusyError(f"the store in {config.data_path.resolve()} is held by a running server (pid {exc.pid}, "
+                             f"{exc.url}): connect the agent to its MCP endpoint {exc.url}{MCP_PATH} (streamable "
+                             "HTTP) instead, or stop the server and start `memory mcp` again",
+                             exc.pid, exc.url) from None
+    with closing(memory):
+        anyio.run(run_stdio, memory, namespace, tools)
+    return 0
+
+
 def _session(args: argparse.Namespace) -> Any:
     """The store (a Memory whose model loads only when the command embeds), or the server that holds it."""
     from memory.embedding import lazy_embedder
@@ -266,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("pin", "pin a constraint so every recall includes it", _pin),
         ("facts", "list the facts in force in a namespace (* = pinned)", _facts),
         ("search", "search experience memory, showing each retriever's rank and score", _search),
+        ("mcp", "serve the memory tools to one agent over stdin/stdout (Model Context Protocol)", _mcp),
         ("reembed", ("re-encode every stored chunk with another embedding backend or model, then switch the "
                      "store to it (stop the service first)"), _reembed),
     ]
@@ -278,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--port", type=int, help="port to listen on (default 8000)")
         if name in ("stats", "recall", "facts"):
             p.add_argument("--json", action="store_true", help="print JSON")
-        if name in ("ingest", "recall", "pin", "facts", "search"):
+        if name in ("ingest", "recall", "pin", "facts", "search", "mcp"):
             p.add_argument("--namespace", "-n", default="default", help="namespace to use (default: default)")
         if name == "ingest":
             p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to ingest")
@@ -298,6 +324,11 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--namespace", "-n",
                            help='namespace to use (default: the file\'s "namespace", else default)')
             p.add_argument("--report", action="store_true", help="print only the report")
+        if name == "mcp":
+            p.add_argument("--tools", metavar="NAMES",
+                           help="comma-separated tools to offer (default all: recall, context, remember, pin, facts, "
+                                "forget_fact, add_memories, ingest_document, task_put, task_get); each one listed "
+                                "costs the agent's prompt its schema")
         if name == "search":
             p.add_argument("-k", type=int, default=10, help="results to show (default 10)")
         if name == "reembed":

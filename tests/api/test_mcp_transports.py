@@ -1,0 +1,154 @@
+"""The MCP server as agents reach it: `memory mcp` over stdio (a real subprocess), and /mcp on the real `memory
+serve` over streamable HTTP, behind the service's keys; both driven by the SDK's own client."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from bench.server_process import ServerProcess, logged_errors
+from tests import ROOT
+
+pytestmark = pytest.mark.anyio
+
+CONSTRAINTS = ["Never use Python 2 syntax.", "以后不要用Python 2的语法，预算不超过500元。"]
+DOCUMENTS = {"loader-en": "The loader reads CSV exports from the billing system every night.",
+             "loader-zh": "加载程序每天夜里读取计费系统导出的CSV文件。"}
+
+
+@pytest.fixture()
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def stdio(data: Path, *args: str) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    return StdioServerParameters(command=sys.executable, args=["-m", "cli", "mcp", "--data", str(data), *args],
+                                 env=env, cwd=str(ROOT))
+
+
+async def pin_ingest_recall(client: Client, **namespace: str) -> None:
+    """An agent's session: pin constraints, ingest documents, and recall both, in English and Chinese."""
+    for text in CONSTRAINTS:
+        result = await client.call_tool("pin", {"text": text, **namespace})
+        assert not result.is_error, result.content[0].text
+    for doc_id, text in DOCUMENTS.items():
+        result = await client.call_tool("ingest_document", {"text": text, "doc_id": doc_id, **namespace})
+        assert not result.is_error and result.structured_content["status"] == "created"
+    for query, document in [("how does the loader get billing data?", DOCUMENTS["loader-en"]),
+                            ("加载程序怎么拿到计费数据？", DOCUMENTS["loader-zh"])]:
+        recalled = await client.call_tool("recall", {"query": query, "budget": 400, **namespace})
+        block = recalled.content[0].text
+        assert not recalled.is_error and document in block
+        assert "Never use Python 2 syntax." in block and "不要用Python 2的语法" in block
+        assert recalled.structured_content["used_tokens"] <= 400
+
+
+async def test_stdio_session_pins_ingests_and_recalls(tmp_path: Path) -> None:
+    async with Client(stdio(tmp_path / "data", "--namespace", "u1")) as client:
+        assert {t.name for t in (await client.list_tools()).tools} >= {"recall", "pin", "ingest_document"}
+        await pin_ingest_recall(client)
+        refused = await client.call_tool("recall", {"query": "tabs", "budget": -1})
+        assert refused.is_error
+        assert refused.content[0].text == "budget must be a whole number of tokens from 0 to 200,000, got -1"
+    # The session's namespace is the one given on the command line, and the store kept all of it.
+    listed = subprocess.run([sys.executable, "-m", "cli", "facts", "--data", str(tmp_path / "data"), "-n", "u1"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "prohibition:python 2 syntax" in listed.stdout and "prohibition:python 2语法" in listed.stdout
+    assert "limit:budget = 500 CNY" in listed.stdout
+
+
+KEYS = {"k-alice-7f3a": ["alice", "alice-*"], "k-admin-91c2": ["*"]}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    folder = tmp_path_factory.mktemp("mcp-http")
+    config = folder / "keys.toml"
+    config.write_text("[auth.keys]\n" + "".join(f'"{k}" = {v!r}\n'.replace("'", '"') for k, v in KEYS.items()))
+    with ServerProcess(folder / "data", folder / "server.log", config_file=config) as running:
+        yield running
+        assert logged_errors(running.log_text()) == []
+
+
+def over_http(server: ServerProcess, key: str | None, query: str = "") -> Any:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return streamable_http_client(f"{server.url}/mcp{query}", http_client=httpx2.AsyncClient(headers=headers))
+
+
+async def test_http_session_pins_ingests_and_recalls_in_the_keys_namespace(server: ServerProcess) -> None:
+    async with Client(over_http(server, "k-alice-7f3a", "?namespace=alice")) as client:
+        await pin_ingest_recall(client)
+    # What the MCP session stored is what REST shows for the same namespace and key.
+    facts = httpx.get(f"{server.url}/v1/facts", params={"namespace": "alice"},
+                      headers={"Authorization": "Bearer k-alice-7f3a"}).json()["facts"]
+    assert {"Never use Python 2 syntax."} <= {f["text"] for f in facts}
+    docs = httpx.get(f"{server.url}/v1/documents", params={"namespace": "alice"},
+                     headers={"Authorization": "Bearer k-alice-7f3a"}).json()["documents"]
+    assert set(DOCUMENTS) <= {d["doc_id"] for d in docs}
+
+
+async def test_http_holds_a_key_to_its_namespaces(server: ServerProcess) -> None:
+    async with Client(over_http(server, "k-admin-91c2")) as admin:
+        assert not (await admin.call_tool("pin", {"text": "Bob never works on Fridays.", "namespace": "bob"})
+                    ).is_error
+    async with Client(over_http(server, "k-alice-7f3a")) as alice:
+        for arguments in ({"namespace": "bob"}, {}):  # named, or the default namespace the key does not cover
+            refused = await alice.call_tool("facts", arguments)
+            assert refused.is_error and refused.structured_content["error"] == "NotFound"
+        assert not (await alice.call_tool("facts", {"namespace": "alice-notes"})).is_error
+
+
+@pytest.mark.parametrize("key", [None, "k-unknown"])
+async def test_http_without_a_valid_key_is_refused_before_any_tool(server: ServerProcess, key: str | None) -> None:
+    answer = httpx.post(f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                        headers={"Authorization": f"Bearer {key}"} if key else {})
+    assert answer.status_code == 401 and answer.json()["error"] == "Unauthorized"
+    with pytest.raises((MCPError, httpx2.HTTPError, ExceptionGroup)):
+        async with Client(over_http(server, key)) as client:
+            await client.list_tools()
+
+
+def test_http_opens_no_stream_for_get(server: ServerProcess) -> None:
+    answer = httpx.get(f"{server.url}/mcp", headers={"Accept": "text/event-stream"}, timeout=10)
+    assert answer.status_code == 405 and answer.headers["allow"] == "POST"
+    assert answer.json()["error"] == "MethodNotAllowed"
+
+
+async def test_http_refusals_carry_the_rest_sentence(server: ServerProcess) -> None:
+    body = {"namespace": "alice", "query": "tabs", "budget": "many"}
+    rest = httpx.post(f"{server.url}/v1/recall", json=body, headers={"Authorization": "Bearer k-alice-7f3a"})
+    assert rest.status_code == 422
+    async with Client(over_http(server, "k-alice-7f3a")) as client:
+        result = await client.call_tool("recall", body)
+    assert result.is_error and result.structured_content == rest.json()
+
+
+async def test_http_offers_the_tools_the_url_names(server: ServerProcess) -> None:
+    async with Client(over_http(server, "k-alice-7f3a", "?namespace=alice&tools=recall,pin")) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["recall", "pin"]
+    answer = httpx.post(f"{server.url}/mcp?tools=recall,summarise", json={"jsonrpc": "2.0", "id": 1,
+                                                                          "method": "tools/list"},
+                        headers={"Authorization": "Bearer k-alice-7f3a"})
+    assert answer.status_code == 422 and "unknown MCP tool 'summarise'" in answer.json()["detail"]
+
+
+def test_mcp_beside_a_running_server_names_its_endpoint(server: ServerProcess) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    done = subprocess.run([sys.executable, "-m", "cli", "mcp", "--data", str(server.data_dir)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert f"{server.url}/mcp" in done.stderr and "held by a running server" in done.stderr
+    assert done.stdout == ""  # stdout is the protocol's: nothing else may be written there
