@@ -27,7 +27,7 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     """Build the app over `memory` (opened from `config` when not given)."""
     opened = memory or Memory(config)
     keyring = KeyRing(config.auth.keys)
-    mcp = McpEndpoint(opened, keyring, host=config.service.host)
+    mcp = McpEndpoint(opened, keyring, host=config.service.host, max_body_bytes=config.limits.max_request_bytes)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -124,7 +124,7 @@ class McpEndpoint:
     """The ASGI endpoint at /mcp: the caller's API key checked as for /v1 (401 in the API's error body), then the
     SDK's streamable HTTP transport, stateless and answering plain JSON (no session to keep between requests)."""
 
-    def __init__(self, memory: Memory, keyring: KeyRing, *, host: str) -> None:
+    def __init__(self, memory: Memory, keyring: KeyRing, *, host: str, max_body_bytes: int) -> None:
         self._keyring = keyring
         security = None
         # Without keys the service is open to anything on this machine, a web page's script included: as the SDK
@@ -135,8 +135,10 @@ class McpEndpoint:
                 enable_dns_rebinding_protection=True,
                 allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],
                 allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
+        # The body limit is the service's own (limits.max_request_bytes, refused by api/guard.py in the API's
+        # error body); the SDK's smaller default would refuse a document REST takes.
         self.manager = StreamableHTTPSessionManager(app=build_server(memory), stateless=True, json_response=True,
-                                                    security_settings=security)
+                                                    security_settings=security, max_request_body_size=max_body_bytes)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

@@ -41,7 +41,8 @@ class Call:
     @property
     def namespace(self) -> str:
         """The namespace the call names, else the session's; checked against the caller's key."""
-        return self.access.namespace(self.args.namespace or self.default_namespace)
+        named = self.args.namespace
+        return self.access.namespace(self.default_namespace if named is None else named)
 
 
 @dataclass(frozen=True)

@@ -266,3 +266,21 @@ def test_with_keys_the_key_is_the_guard_and_a_proxys_host_passes(config: Config,
         assert client.post("/mcp", json=LIST, headers=RPC).status_code == 401
         listed = client.post("/mcp", json=LIST, headers={**RPC, "Authorization": "Bearer k-admin-91c2"})
         assert listed.status_code == 200 and listed.json()["result"]["tools"][0]["name"] == "recall"
+
+
+def test_mcp_bodies_follow_the_services_size_limit(config: Config, memory: Memory) -> None:
+    big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+           "params": {"name": "facts", "arguments": {"padding": "x" * 5_000_000}}}
+    with TestClient(create_app(config, memory), base_url="http://127.0.0.1:8000") as client:
+        # Over the SDK's own 4 MiB default, under limits.max_request_bytes: the call is judged, not the size.
+        answer = client.post("/mcp", json=big, headers=RPC).json()["result"]
+        assert answer["isError"] and answer["structuredContent"]["detail"] == (
+            "invalid request: padding: Extra inputs are not permitted")
+        big["params"]["arguments"]["padding"] = "x" * 10_000_001  # type: ignore[index]
+        refused = client.post("/mcp", json=big, headers=RPC)
+        assert refused.status_code == 413 and refused.json()["error"] == "TooLarge"
+
+
+async def test_an_empty_namespace_is_refused_not_taken_for_the_default(session: Client) -> None:
+    refused = await session.call_tool("facts", {"namespace": ""})
+    assert refused.is_error and refused.structured_content["error"] == "ValidationError"
