@@ -51,7 +51,9 @@ def _serve(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     import anyio
 
-    from api.mcp.server import MCP_PATH, run_stdio, select_tools
+    from api.mcp.relay import run_relay
+    from api.mcp.server import run_stdio, select_tools
+    from cli.remote import server_key
     from memory.errors import StoreBusyError
     from memory.namespaces import check_namespace
     from memory.service import Memory
@@ -64,10 +66,12 @@ def _mcp(args: argparse.Namespace) -> int:
     except StoreBusyError as exc:
         if not exc.url:
             raise
-        raise StoreBusyError(f"the store in {config.data_path.resolve()} is held by a running server (pid {exc.pid}, "
-                             f"{exc.url}): connect the agent to its MCP endpoint {exc.url}{MCP_PATH} (streamable "
-                             "HTTP) instead, or stop the server and start `memory mcp` again",
-                             exc.pid, exc.url) from None
+        # A server holds the folder: its /mcp answers instead (stderr is the log an MCP client keeps; stdout is
+        # the protocol's).
+        print(f"memory mcp: the store is held by the server at {exc.url}; relaying to {exc.url}/mcp",
+              file=sys.stderr)
+        anyio.run(run_relay, exc.url, server_key(config, namespace), namespace, tools)
+        return 0
     with closing(memory):
         anyio.run(run_stdio, memory, namespace, tools)
     return 0

@@ -29,7 +29,7 @@ from memory.errors import (
     ValidationError,
 )
 
-__all__ = ["Remote"]
+__all__ = ["Remote", "server_key"]
 
 _ERRORS: dict[int, type[MemoryError_]] = {401: AuthError, 403: AuthError, 404: NotFoundError, 409: ConflictError,
                                           413: TooLargeError, 422: ValidationError}
@@ -40,7 +40,7 @@ class Remote:
 
     def __init__(self, url: str, config: Config, namespace: str | None = None, timeout_s: float = 600.0) -> None:
         self.url = url
-        key = os.environ.get("MEMORY_API_KEY") or _configured_key(config, namespace)
+        key = server_key(config, namespace)
         headers = {"authorization": f"Bearer {key}"} if key else {}
         self._http = httpx.Client(base_url=url, headers=headers, timeout=timeout_s)
 
@@ -118,6 +118,11 @@ class Remote:
             error = _ERRORS.get(response.status_code, StoreError)
             raise error(f"the server at {self.url} answered {response.status_code}: {detail or response.text[:200]}")
         return cast(dict[str, Any], body)  # every route the CLI calls answers a JSON object
+
+
+def server_key(config: Config, namespace: str | None) -> str | None:
+    """The key to send a running server: MEMORY_API_KEY, else the first configured key that may use `namespace`."""
+    return os.environ.get("MEMORY_API_KEY") or _configured_key(config, namespace)
 
 
 def _configured_key(config: Config, namespace: str | None) -> str | None:

@@ -30,8 +30,8 @@ from api.mcp.tools import TOOLS, Answer, Call, ToolSpec
 from memory import errors
 from memory.service import Memory
 
-__all__ = ["DEFAULT_NAMESPACE", "MCP_PATH", "McpEndpoint", "build_server", "run_stdio", "select_tools",
-           "tool_schemas"]
+__all__ = ["DEFAULT_NAMESPACE", "INSTRUCTIONS", "MCP_PATH", "McpEndpoint", "build_server", "listed", "refused",
+           "run_stdio", "select_tools", "tool_schemas"]
 
 MCP_PATH = "/mcp"
 DEFAULT_NAMESPACE = "default"
@@ -66,30 +66,31 @@ def build_server(memory: Memory, *, access: Access | None = None, namespace: str
         return tools if request is None else select_tools(request.query_params.get("tools"))
 
     async def list_tools(ctx: Any, _: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_listed(spec) for spec in offered(ctx)])
+        return types.ListToolsResult(tools=[listed(spec) for spec in offered(ctx)])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = next((spec for spec in offered(ctx) if spec.name == params.name), None)
         if spec is None:
-            return _refused("NotFound", f"there is no tool {params.name!r}; the tools are "
+            return refused("NotFound", f"there is no tool {params.name!r}; the tools are "
                                         f"{', '.join(s.name for s in offered(ctx))}")
         request = ctx.request if isinstance(ctx.request, Request) else None
         caller = access if request is None else request.scope.get("state", {}).get(_ACCESS)
         if caller is None:  # only McpEndpoint serves HTTP, and it always sets the rights
-            return _refused("Unauthorized", "this request came without the service's API key check")
+            return refused("Unauthorized", "this request came without the service's API key check")
         default = namespace if request is None else request.query_params.get("namespace") or DEFAULT_NAMESPACE
         return await anyio.to_thread.run_sync(_answer, spec, memory, caller, default, params.arguments or {})
 
-    return Server("context-memory", version="1", instructions=_INSTRUCTIONS,
+    return Server("context-memory", version="1", instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-_INSTRUCTIONS = ("Long-term memory for this agent. Call `recall` with the user's question before answering; "
+INSTRUCTIONS = ("Long-term memory for this agent. Call `recall` with the user's question before answering; "
                  "`remember` each user message that states a preference or constraint; `pin` what must never "
                  "be forgotten.")
 
 
-def _listed(spec: ToolSpec) -> types.Tool:
+def listed(spec: ToolSpec) -> types.Tool:
+    """How tools/list shows a tool: its description, its trimmed REST schema, and read-only / destructive hints."""
     schema = compact(spec.model.model_json_schema())
     hints = types.ToolAnnotations(read_only_hint=spec.read_only or None, destructive_hint=spec.destructive or None)
     return types.Tool(name=spec.name, description=spec.description, input_schema=schema,
@@ -103,18 +104,19 @@ def _answer(spec: ToolSpec, memory: Memory, access: Access, namespace: str,
         args = spec.model.model_validate(arguments)
         answer: Answer = spec.run(Call(memory, access, namespace, args))
     except PydanticValidationError as exc:
-        return _refused("ValidationError", "invalid request: " + field_problems(exc.errors()))
+        return refused("ValidationError", "invalid request: " + field_problems(exc.errors()))
     except errors.MemoryError_ as exc:
-        return _refused(library_status(exc)[1], str(exc))
+        return refused(library_status(exc)[1], str(exc))
     except Exception as exc:  # a bug: the caller gets a sentence, the log the traceback, as REST does
         _log.error("unexpected %s in MCP tool %s", type(exc).__name__, spec.name, exc_info=exc)
-        return _refused("InternalError", f"the service failed unexpectedly ({type(exc).__name__}); this is a bug, "
+        return refused("InternalError", f"the service failed unexpectedly ({type(exc).__name__}); this is a bug, "
                                          "logged with its traceback: report it with the time of the request")
     return types.CallToolResult(content=[types.TextContent(type="text", text=answer.text)],
                                 structured_content=answer.structured)
 
 
-def _refused(name: str, detail: str) -> types.CallToolResult:
+def refused(name: str, detail: str) -> types.CallToolResult:
+    """A refused call: the REST error body as structured content, its sentence as the text the model reads."""
     body = {"error": name, "detail": detail}
     return types.CallToolResult(content=[types.TextContent(type="text", text=detail)], structured_content=body,
                                 is_error=True)
@@ -178,5 +180,5 @@ async def run_stdio(memory: Memory, namespace: str, tools: tuple[ToolSpec, ...] 
 
 def tool_schemas(tools: tuple[ToolSpec, ...] = TOOLS) -> str:
     """The tools as `tools/list` lists them, as JSON: what an agent's prompt carries (bench/mcp_tools.py)."""
-    return json.dumps([_listed(spec).model_dump(mode="json", by_alias=True, exclude_none=True) for spec in tools],
+    return json.dumps([listed(spec).model_dump(mode="json", by_alias=True, exclude_none=True) for spec in tools],
                       ensure_ascii=False)

@@ -145,10 +145,39 @@ async def test_http_offers_the_tools_the_url_names(server: ServerProcess) -> Non
     assert answer.status_code == 422 and "unknown MCP tool 'summarise'" in answer.json()["detail"]
 
 
-def test_mcp_beside_a_running_server_names_its_endpoint(server: ServerProcess) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    done = subprocess.run([sys.executable, "-m", "cli", "mcp", "--data", str(server.data_dir)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
-    assert done.returncode == 2
-    assert f"{server.url}/mcp" in done.stderr and "held by a running server" in done.stderr
-    assert done.stdout == ""  # stdout is the protocol's: nothing else may be written there
+async def test_stdio_beside_a_running_server_relays_to_its_mcp(server: ServerProcess) -> None:
+    """An agent configured with `memory mcp` keeps working while `memory serve` holds the folder."""
+    params = stdio(server.data_dir, "-n", "alice-relay")
+    params.env = {**(params.env or {}), "MEMORY_API_KEY": "k-alice-7f3a"}
+    async with Client(params) as client:
+        assert [t.name for t in (await client.list_tools()).tools][:2] == ["recall", "context"]
+        pinned = await client.call_tool("pin", {"text": "预算不超过500元。"})
+        assert not pinned.is_error, pinned.content[0].text
+        recalled = await client.call_tool("recall", {"query": "预算是多少？", "budget": 200})
+        assert "预算不超过500元" in recalled.content[0].text
+        refused = await client.call_tool("facts", {"namespace": "bob"})  # the key's namespaces, as over HTTP
+        assert refused.is_error and refused.structured_content["error"] == "NotFound"
+        bad = await client.call_tool("recall", {"query": "x", "budget": -1})
+        assert bad.content[0].text == "budget must be a whole number of tokens from 0 to 200,000, got -1"
+    facts = httpx.get(f"{server.url}/v1/facts", params={"namespace": "alice-relay"},
+                      headers={"Authorization": "Bearer k-alice-7f3a"}).json()["facts"]
+    assert [f["text"] for f in facts] == ["预算不超过500元。"]
+
+
+async def test_a_relay_whose_server_stopped_answers_a_sentence(tmp_path: Path) -> None:
+    with ServerProcess(tmp_path / "data", tmp_path / "server.log") as running:
+        async with Client(stdio(running.data_dir)) as client:
+            assert not (await client.call_tool("pin", {"text": "Never use tabs."})).is_error
+            running.kill()
+            lost = await client.call_tool("facts", {})
+            assert lost.is_error and lost.structured_content["error"] == "StoreUnavailable"
+            assert f"the server at {running.url} did not answer" in lost.content[0].text
+
+
+async def test_a_relay_with_a_wrong_key_says_so(server: ServerProcess) -> None:
+    params = stdio(server.data_dir, "-n", "alice")
+    params.env = {**(params.env or {}), "MEMORY_API_KEY": "k-wrong-000000"}
+    async with Client(params) as client:
+        refused = await client.call_tool("facts", {})
+    assert refused.is_error and refused.structured_content == {
+        "error": "Unauthorized", "detail": "the API key sent is not configured on this service; check the key"}
