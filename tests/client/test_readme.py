@@ -29,7 +29,7 @@ def test_the_client_example_runs_and_prints_the_recall_and_the_services_sentence
     code = block("**Python client.**", "python").replace("http://127.0.0.1:8000", server.url)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own example, run as a user would
+        exec(compile(code, "README.md", "exec"), {})  # the README's own example, run as a user would
     out = printed.getvalue()
     assert "不要用Python 2的语法" in out and "billing CSV exports" in out
     assert out.rstrip().endswith("budget must be a whole number of tokens from 0 to 200,000, got -1")
