@@ -23,7 +23,7 @@ from memory.errors import (
 from memory.experience import DocumentResult, MemoryTurn, SearchFilters
 from memory.jobs import Job, JobOutcome
 from memory.recall.model import Omitted, RecallItem, RecallResult
-from memory.service import Health, Memory, NamespaceDeletion
+from memory.service import Health, Memory, NamespaceCounts, NamespaceDeletion
 from memory.snippet import Snippet
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "Memory",
     "MemoryError_",
     "MemoryTurn",
+    "NamespaceCounts",
     "NamespaceDeletion",
     "NotFoundError",
     "Omitted",

@@ -31,7 +31,7 @@ from memory.task import TaskMemory
 from memory.text import prepare as prepare_text
 from memory.tokens import TokenCounter, get_counter
 
-__all__ = ["Health", "Memory", "NamespaceDeletion"]
+__all__ = ["Health", "Memory", "NamespaceCounts", "NamespaceDeletion"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,21 @@ class NamespaceDeletion:
     facts: int
     task_items: int
     documents: int
+
+
+@dataclass(frozen=True)
+class NamespaceCounts:
+    """What one namespace holds, per tier: facts in force (pinned among them), documents, conversation turns and
+    their chunks, live tasks and their live items."""
+
+    namespace: str
+    facts: int = 0
+    pinned: int = 0
+    documents: int = 0
+    memories: int = 0
+    chunks: int = 0
+    tasks: int = 0
+    task_items: int = 0
 
 
 class Memory:
@@ -211,6 +226,14 @@ class Memory:
             task_items=self.tasks.delete_namespace(namespace),
             documents=self.experience.delete_namespace(namespace),
         )
+
+    def namespaces(self, within: Callable[[str], bool] | None = None) -> list[NamespaceCounts]:
+        """Every namespace that holds something (of those `within` accepts), by name, with its counts per tier."""
+        stored = self.store.namespace_counts(within)
+        tasks = self.tasks.counts(within)
+        return [NamespaceCounts(name, **stored.get(name, {}), tasks=tasks.get(name, (0, 0))[0],
+                                task_items=tasks.get(name, (0, 0))[1])
+                for name in sorted(stored.keys() | tasks.keys())]
 
     def health(self, within: Callable[[str], bool] | None = None) -> Health:
         """Model, store location and counts (with `within`, counts of the namespaces it accepts only)."""

@@ -117,9 +117,12 @@ class Store:
         """Held shared by every call through a collection handle; exclusive by drops and erase passes."""
         return self._live.lock
 
-    def transaction(self) -> _Transaction:
-        """`with store.transaction() as db:` runs the block as one IMMEDIATE transaction under the write lock."""
-        return _Transaction(self)
+    def transaction(self, *, commit: bool = True) -> _Transaction:
+        """`with store.transaction() as db:` runs the block as one IMMEDIATE transaction under the write lock.
+
+        With `commit` False it is rolled back at the end even when the block succeeds: a dry run.
+        """
+        return _Transaction(self, commit)
 
     def _migrate(self, db: sqlite_utils.Database) -> None:
         with self.write_lock:
@@ -279,6 +282,17 @@ class Store:
         counts["namespaces"] = len(seen)
         return counts
 
+    def namespace_counts(self, within: Callable[[str], bool] | None = None) -> dict[str, dict[str, int]]:
+        """Per namespace (of those `within` accepts): facts in force and how many are pinned, documents,
+        conversation turns and chunks. A namespace without any is absent; the task tier counts its own (expiry)."""
+        found: dict[str, dict[str, int]] = {}
+        for sql, names in _NAMESPACE_COUNTS:
+            for namespace, *values in self.db.execute(sql).fetchall():
+                if within is None or within(namespace):
+                    counted = found.setdefault(namespace, dict.fromkeys(_COUNTED, 0))
+                    counted.update(zip(names, (int(v or 0) for v in values), strict=True))
+        return found
+
     def close(self) -> None:
         """Erase what deletes left (memory.erase; the WAL is truncated), then close every SQLite connection."""
         self.eraser.close()
@@ -292,9 +306,20 @@ class Store:
         self._local = threading.local()
 
 
+_NAMESPACE_COUNTS = (
+    ("SELECT namespace, count(*), sum(pinned) FROM facts WHERE superseded_at IS NULL GROUP BY namespace",
+     ("facts", "pinned")),
+    ("SELECT namespace, sum(kind = 'document'), sum(kind = 'memory') FROM documents WHERE state = 'ready' "
+     "GROUP BY namespace", ("documents", "memories")),
+    ("SELECT namespace, chunks FROM namespace_chunks WHERE chunks > 0", ("chunks",)),  # kept by triggers (schema v2)
+)
+_COUNTED = ("facts", "pinned", "documents", "memories", "chunks")
+
+
 class _Transaction:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, commit: bool) -> None:
         self._store = store
+        self._commit = commit
 
     def __enter__(self) -> sqlite_utils.Database:
         self._store.write_lock.acquire()
@@ -305,7 +330,7 @@ class _Transaction:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         try:
-            self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            self._db.execute("COMMIT" if exc_type is None and self._commit else "ROLLBACK")
         finally:
             self._store.write_lock.release()
 

@@ -2,6 +2,7 @@
 
 from memory.experience.memory import ExperienceMemory, TextInput
 from memory.experience.model import (
+    ChunkInfo,
     ChunkInput,
     DocumentInfo,
     DocumentResult,
@@ -14,6 +15,7 @@ from memory.experience.model import (
 from memory.experience.repair import RepairReport
 
 __all__ = [
+    "ChunkInfo",
     "ChunkInput",
     "DocumentInfo",
     "DocumentResult",

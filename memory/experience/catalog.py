@@ -12,12 +12,12 @@ import sqlite_utils
 from memory.clock import parse_iso, to_iso
 from memory.experience import conversations
 from memory.experience.filters import filter_sql
-from memory.experience.model import ChunkInput, DocumentInfo, SearchFilters
+from memory.experience.model import ChunkInfo, ChunkInput, DocumentInfo, SearchFilters
 from memory.limits import parse_metadata, readable_json
 
 __all__ = [
-    "ChunkRow", "chunk_rows", "document_with_chunks", "filtered_chunk_ids", "get_document", "list_documents",
-    "namespaces", "neighbour_turns", "same_chunks",
+    "ChunkRow", "chunk_rows", "document_chunks", "document_with_chunks", "filtered_chunk_ids", "get_document",
+    "list_documents", "namespaces", "neighbour_turns", "same_chunks",
 ]
 
 _DOC_COLUMNS = (
@@ -75,6 +75,15 @@ def get_document(db: sqlite_utils.Database, namespace: str, doc_id: str) -> Docu
         f"SELECT {_DOC_COLUMNS} FROM documents WHERE namespace = ? AND doc_id = ?", [namespace, doc_id]
     ).fetchone()
     return _document(row) if row else None
+
+
+def document_chunks(db: sqlite_utils.Database, namespace: str, doc_id: str) -> list[ChunkInfo]:
+    """The chunks of one document in reading order (none for an unknown id)."""
+    rows = db.execute(
+        "SELECT id, doc_id, ordinal, heading, text, tokens, updated_at FROM chunks "
+        "WHERE namespace = ? AND doc_id = ? ORDER BY ordinal, id", [namespace, doc_id],
+    ).fetchall()
+    return [ChunkInfo(*row) for row in rows]
 
 
 def chunk_rows(

@@ -18,6 +18,7 @@ from memory.experience import catalog, checks, context, conversations, identity
 from memory.experience.context import TurnContext
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
+    ChunkInfo,
     ChunkInput,
     DocumentInfo,
     DocumentKind,
@@ -346,6 +347,11 @@ class ExperienceMemory:
                 f"no document {doc_id!r} in namespace {namespace!r}; list_documents shows the ids that exist"
             )
         return found
+
+    def chunks(self, namespace: str, doc_id: str) -> list[ChunkInfo]:
+        """One document's chunks in reading order, with their token counts; NotFoundError when there is none."""
+        self.get_document(namespace, doc_id)
+        return catalog.document_chunks(self._store.db, namespace, doc_id)
 
     def delete_document(self, namespace: str, doc_id: str) -> None:
         """Remove a document from SQLite, the lexical index and Chroma; NotFoundError when there is none."""

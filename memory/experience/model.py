@@ -12,6 +12,7 @@ from typing import Any, Literal, NamedTuple
 from memory.snippet import Snippet
 
 __all__ = [
+    "ChunkInfo",
     "ChunkInput",
     "DocumentInfo",
     "DocumentKind",
@@ -67,6 +68,19 @@ class DocumentInfo:
     speaker: str | None
     metadata: Mapping[str, Any]
     created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class ChunkInfo:
+    """One stored chunk of a document, as shown (in reading order): its text, heading and cl100k token count."""
+
+    id: str
+    doc_id: str
+    ordinal: int
+    heading: str
+    text: str
+    tokens: int
     updated_at: str
 
 

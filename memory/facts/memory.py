@@ -70,13 +70,32 @@ class FactMemory:
         check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         text = _check_text(text)
         check_scope(scope)
+        self._check_task_id(task_id)
+        return self._write(namespace, scope, self._clauses(text), source, pin=None, task_id=task_id)
+
+    def preview(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None,
+                task_id: str | None = None) -> FactChange:
+        """What observe would answer for this message now, with nothing stored (the web inspector's dry run).
+
+        observe's own extraction and write run in a transaction that is rolled back instead of committed, so the
+        outcomes (stored, superseded, already known, request, ignored) are the ones observe would give.
+        """
+        check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
+        text = _check_text(text)
+        check_scope(scope)
+        self._check_task_id(task_id)
+        return self._write(namespace, scope, self._clauses(text), source, pin=None, task_id=task_id, keep=False)
+
+    def _clauses(self, text: str) -> tuple[Clause, ...]:
+        # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
+        found = read_again(extract(text, self._rules), self._detector, self._rules)
+        return found.clauses or (Clause(text.strip(), (), guards.NO_FACT),)
+
+    @staticmethod
+    def _check_task_id(task_id: str | None) -> None:
         if task_id is not None and (not isinstance(task_id, str) or not _SCOPE.fullmatch(f"session:{task_id}")):
             raise ValidationError(f"task_id must be 1-128 characters of letters, digits, '.', '_', ':', '@' or '-', "
                                   f"got {str(task_id)[:80]!r}")
-        # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
-        found = read_again(extract(text, self._rules), self._detector, self._rules)
-        clauses = found.clauses or (Clause(text.strip(), (), guards.NO_FACT),)
-        return self._write(namespace, scope, clauses, source, pin=None, task_id=task_id)
 
     def pin(self, namespace: str, *, text: str | None = None, key: str | None = None, value: str | None = None,
             scope: str = "global", source: str | None = None) -> FactChange:
@@ -188,12 +207,13 @@ class FactMemory:
         return str(row[0]) if row else None
 
     def _write(self, namespace: str, scope: str, clauses: Sequence[Clause], source: str | None,
-               pin: bool | None, task_id: str | None = None) -> FactChange:
+               pin: bool | None, task_id: str | None = None, keep: bool = True) -> FactChange:
+        """Store the clauses' facts and say what became of each; with `keep` False, roll it all back."""
         stored: list[FactRecord] = []
         superseded: list[FactRecord] = []
         outcomes: list[Outcome] = []
         this_turn: list[ExtractedFact] = []
-        with self._store.transaction() as db:
+        with self._store.transaction(commit=keep) as db:
             now = to_iso(self._clock())
             said_before = ""
             for clause in clauses:

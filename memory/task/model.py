@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["KINDS", "AddedItem", "Page", "SummaryVersion", "TaskItem"]
+__all__ = ["KINDS", "AddedItem", "Page", "SummaryVersion", "TaskInfo", "TaskItem"]
 
 # The kinds an item may have; `result` is special: it is the one kind a parent task sees of its sub-tasks.
 KINDS: tuple[str, ...] = ("tool_result", "note", "plan", "todo", "result", "observation", "error", "summary")
@@ -31,6 +31,20 @@ class TaskItem:
     offloaded: bool = False
     parent_task_id: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """A live task as listed: its parent, when it began and expires, and its live items' count and tokens."""
+
+    namespace: str
+    task_id: str
+    parent_task_id: str | None
+    created_at: str
+    expires_at: str
+    items: int
+    tokens: int
+    offloaded: int
 
 
 @dataclass(frozen=True)

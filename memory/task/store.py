@@ -3,7 +3,7 @@ task's versioned compaction summaries."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from types import MappingProxyType
 from typing import Any
@@ -14,9 +14,9 @@ from memory.errors import NotFoundError, ValidationError
 from memory.limits import check_length, check_metadata, parse_metadata
 from memory.snippet import Snippet
 from memory.store import Store
-from memory.task import policy, ranking, tree
+from memory.task import listing, policy, ranking, tree
 from memory.task import summaries as summary_sql  # as: TaskMemory.summaries is a method
-from memory.task.model import AddedItem, Page, SummaryVersion, TaskItem
+from memory.task.model import AddedItem, Page, SummaryVersion, TaskInfo, TaskItem
 from memory.task.pages import first_page, page_ends
 from memory.text import remembered
 from memory.tokens import TokenCounter
@@ -170,6 +170,15 @@ class TaskMemory:
             {"namespace": namespace, "task_id": task_id, "now": now},
         ).fetchall()
         return [_item(row) for row in rows]
+
+    def list_tasks(self, namespace: str) -> list[TaskInfo]:
+        """The namespace's live tasks, newest first, with their live items' count and tokens."""
+        policy.check_namespace(namespace)
+        return listing.live_tasks(self._store.db, namespace, to_iso(self._clock()))
+
+    def counts(self, within: Callable[[str], bool] | None = None) -> dict[str, tuple[int, int]]:
+        """(live tasks, live items) per namespace, of the namespaces `within` accepts (all without it)."""
+        return listing.counts(self._store.db, to_iso(self._clock()), within)
 
     def snippets(
         self, namespace: str, task_id: str, query_terms: str | Sequence[str] | None = None, *,
