@@ -17,6 +17,7 @@ from api.limits import BodyLimit
 from api.mcp.server import MCP_PATH, McpEndpoint
 from api.metrics import Metrics
 from api.routers import context, docs, documents, facts, health, jobs, memories, namespaces, recall, search, tasks
+from api.ui import install as install_ui
 from memory.config import Config
 from memory.service import Memory
 
@@ -75,6 +76,8 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     # The MCP tools over streamable HTTP, behind the same keys and namespace rules (api/mcp/); not in the OpenAPI
     # schema, which describes the REST routes.
     app.router.routes.append(Route(MCP_PATH, mcp))
+    if config.service.ui:  # the web inspector (api/ui/); off, /ui answers 404 like any unknown route
+        install_ui(app)
     return app
 
 

@@ -44,12 +44,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ServiceConfig:
-    """Where the store lives and where the HTTP service listens."""
+    """Where the store lives and where the HTTP service listens; `ui`: serve the web inspector at /ui."""
 
     data_dir: str = "data"
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "info"
+    ui: bool = True
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,123 @@
+"""The inspector's templates (Jinja2, every value escaped), the headers every /ui answer carries, the guard of its
+fragment routes, and the checks that turn form fields into a library call's arguments."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+from fastapi import HTTPException, Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+
+from api.auth import KeyRing
+from api.errors import field_problems
+from memory.errors import ValidationError
+
+__all__ = ["HEADERS", "guard", "number", "optional", "render", "validated", "whole"]
+
+# Scripts, styles and images from the service itself only, nothing inline: even a value that escaped escaping
+# could run nothing. The page is never framed, and fragments (the data) are never cached.
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                               "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+_M = TypeVar("_M", bound=BaseModel)
+
+# autoescape=True for every template whatever its name: nothing a user stored reaches the page unescaped.
+_TEMPLATES = Environment(loader=PackageLoader("api.ui", "templates"), autoescape=True, undefined=StrictUndefined,
+                         trim_blocks=True, lstrip_blocks=True)
+
+
+def _link(root: str, path: str, **params: Any) -> str:
+    """`root + path` with the parameters that are set, percent-encoded (ids may hold '/', '&' or Chinese)."""
+    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""})
+    return f"{root}{path}" + (f"?{query}" if query else "")
+
+
+def render(request: Request, name: str, **context: Any) -> HTMLResponse:
+    """Template `name` with `context`, `root` (the service's mount point) and `link` (a URL builder) added."""
+    root = str(request.scope.get("root_path", ""))
+
+    def link(path: str, **params: Any) -> str:
+        return _link(root, path, **params)
+
+    html = _TEMPLATES.get_template(name).render(root=root, link=link, **context)
+    return HTMLResponse(html, headers=HEADERS)
+
+
+_LOOPBACK_NAMES = {"localhost"}
+
+
+def _loopback(host: str) -> bool:
+    """Whether a Host header names this machine: "localhost", "127.0.0.1:8000", "[::1]", "[::1]:8000"."""
+    name = host.strip().lower()
+    if name.startswith("["):  # an IPv6 address, with or without a port after the bracket
+        name = name[1:].split("]", 1)[0]
+    elif name.count(":") == 1:  # a name or IPv4 address with its port
+        name = name.split(":", 1)[0]
+    if name in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+async def guard(request: Request) -> None:
+    """Refuse a fragment request the inspector's script did not send, or (with no keys) one for another host.
+
+    The script always sends `X-Inspector: 1`: another site's page cannot add that header without a CORS preflight,
+    which this service never grants, so it cannot submit a form here. With no keys configured the service is on
+    loopback and needs no key, so a Host that is not loopback means DNS rebinding: refused, as /mcp refuses it.
+    """
+    if request.headers.get("x-inspector") != "1":
+        raise HTTPException(403, "inspector fragments are fetched by the /ui page's script (header X-Inspector: 1); "
+                                 "open /ui in a browser, or use the REST API under /v1")
+    keyring: KeyRing = request.app.state.keyring
+    if not keyring.enabled and not _loopback(request.headers.get("host", "")):
+        raise HTTPException(403, "with no API keys configured the inspector answers loopback addresses only "
+                                 "(127.0.0.1, localhost, [::1]); configure [auth.keys] to reach it by another name")
+
+
+def validated(model: type[_M], fields: Mapping[str, Any]) -> _M:
+    """`model` built from the form's fields, or ValidationError naming each field at fault (the API's wording)."""
+    try:
+        return model.model_validate(dict(fields))
+    except PydanticValidationError as exc:
+        raise ValidationError("invalid request: " + field_problems(exc.errors())) from None
+
+
+def optional(value: str | None) -> str | None:
+    """A form field as sent, or None when it was left empty."""
+    return value.strip() or None if value is not None else None
+
+
+def whole(value: str | None, name: str) -> int | None:
+    """An optional whole number typed into a form field; ValidationError for anything else."""
+    text = optional(value)
+    if text is None:
+        return None
+    try:
+        return int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise ValidationError(f"{name} must be a whole number, got {text[:40]!r}") from None
+
+
+def number(value: str | None, name: str) -> float | None:
+    """An optional number typed into a form field; ValidationError for anything else."""
+    text = optional(value)
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ValidationError(f"{name} must be a number, got {text[:40]!r}") from None

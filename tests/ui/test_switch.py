@@ -1,0 +1,105 @@
+"""The inspector's routes without a browser: `[service] ui = false` answers 404, the headers every answer carries,
+the guard of the fragment routes, escaping on the server, nothing in the OpenAPI schema, files that ship."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib.resources import files
+from pathlib import Path, PurePosixPath
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from memory.config import Config
+from memory.service import Memory
+from tests import ROOT
+
+LOCAL = "http://127.0.0.1:8000"
+INSPECTOR = {"X-Inspector": "1"}
+
+
+@pytest.fixture()
+def client(config: Config, memory: Memory) -> TestClient:
+    return TestClient(create_app(config, memory), base_url=LOCAL)
+
+
+@pytest.mark.parametrize("path", ["/ui", "/ui/facts", "/ui/static/inspector.js", "/ui/fragments/facts?namespace=u1"])
+def test_ui_false_answers_404_like_any_unknown_route(config: Config, memory: Memory, path: str) -> None:
+    off = TestClient(create_app(config.replace("service", ui=False), memory), base_url=LOCAL)
+    answer = off.get(path, headers=INSPECTOR)
+    assert answer.status_code == 404 and answer.json()["error"] == "NotFound"
+    assert off.get("/healthz").status_code == 200
+
+
+def test_the_shell_needs_no_key_and_carries_a_strict_policy(config: Config, memory: Memory) -> None:
+    keyed = TestClient(create_app(config.replace("auth", keys={"k-admin-0000": ["*"]}), memory), base_url=LOCAL)
+    page = keyed.get("/ui/facts", params={"namespace": "u1"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
+    assert page.headers["x-content-type-options"] == "nosniff" and page.headers["cache-control"] == "no-store"
+    assert "<script src=\"/ui/static/inspector.js\" defer>" in page.text and "http" not in page.text.split("<body")[0]
+    assert keyed.get("/ui/fragments/facts", params={"namespace": "u1"}, headers=INSPECTOR).status_code == 401
+    assert keyed.get("/ui/static/inspector.css").status_code == 200
+    assert keyed.get("/ui/nothing-here").status_code == 404
+
+
+def test_fragments_need_the_inspectors_header_and_a_loopback_host_without_keys(client: TestClient) -> None:
+    assert client.get("/ui/fragments/namespaces", headers=INSPECTOR).status_code == 200
+    bare = client.get("/ui/fragments/namespaces")
+    assert bare.status_code == 403 and "X-Inspector" in bare.json()["detail"]
+    rebound = client.get("/ui/fragments/namespaces", headers={**INSPECTOR, "host": "evil.example:8000"})
+    assert rebound.status_code == 403 and "loopback" in rebound.json()["detail"]
+    for host in ("evil.example", "[2001:db8::1]:8000", "127.0.0.1.evil.example", ""):
+        assert client.get("/ui/fragments/namespaces", headers={**INSPECTOR, "host": host}).status_code == 403, host
+    for host in ("localhost:8000", "[::1]:8000", "[::1]", "127.0.0.1", "LOCALHOST"):
+        assert client.get("/ui/fragments/namespaces", headers={**INSPECTOR, "host": host}).status_code == 200
+
+
+def test_with_keys_the_key_guards_whatever_the_host(config: Config, memory: Memory) -> None:
+    keyed = TestClient(create_app(config.replace("auth", keys={"k-admin-0000": ["*"]}), memory),
+                       base_url="http://memory.example")
+    sent = {**INSPECTOR, "Authorization": "Bearer k-admin-0000"}
+    assert keyed.get("/ui/fragments/namespaces", headers=sent).status_code == 200
+    assert keyed.get("/ui/fragments/namespaces", headers=INSPECTOR).status_code == 401
+
+
+def test_stored_markup_is_escaped_in_every_fragment(client: TestClient) -> None:
+    evil = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>"
+    assert client.post("/v1/facts/pin", json={"namespace": "u1", "text": evil}).status_code == 200
+    assert client.post("/v1/documents", json={"namespace": "u1", "text": evil, "doc_id": evil,
+                                               "title": evil}).status_code == 200
+    pages = [client.get("/ui/fragments/facts", params={"namespace": "u1"}, headers=INSPECTOR),
+             client.get("/ui/fragments/documents", params={"namespace": "u1"}, headers=INSPECTOR),
+             client.get("/ui/fragments/documents/chunks", params={"namespace": "u1", "doc_id": evil},
+                        headers=INSPECTOR),
+             client.post("/ui/fragments/recall", data={"namespace": "u1", "query": evil}, headers=INSPECTOR),
+             client.post("/ui/fragments/facts/preview", data={"namespace": "u1", "text": evil}, headers=INSPECTOR)]
+    for page in pages:
+        assert page.status_code == 200, page.text
+        assert "<script>" not in page.text and "<img" not in page.text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+
+
+def test_a_form_field_that_is_not_a_number_is_a_clear_422(client: TestClient) -> None:
+    answer = client.post("/ui/fragments/recall", data={"namespace": "u1", "query": "q", "budget": "lots"},
+                         headers=INSPECTOR)
+    assert answer.status_code == 422 and answer.json()["detail"] == "budget must be a whole number, got 'lots'"
+    bad = client.post("/ui/fragments/context", data={"namespace": "u1", "messages": "[{"}, headers=INSPECTOR)
+    assert bad.status_code == 422 and "messages must be a JSON list" in bad.json()["detail"]
+
+
+def test_the_inspector_is_not_in_the_openapi_schema(client: TestClient) -> None:
+    assert not [p for p in client.get("/openapi.json").json()["paths"] if p.startswith("/ui")]
+
+
+def test_every_template_and_static_file_ships_in_the_package() -> None:
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["api"]
+    package = Path(str(files("api")))
+    shipped = [p for p in (package / "ui").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+               and p.suffix != ".py"]
+    assert shipped
+    for path in shipped:
+        relative = PurePosixPath(path.relative_to(package).as_posix())
+        assert any(relative.match(glob) for glob in globs), f"{relative} is not in package-data"
