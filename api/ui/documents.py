@@ -19,10 +19,11 @@ SHOWN = 100  # rows of each list on one screen; `offset` pages on
 
 
 def _documents(request: Request, memory: Memory, namespace: str, offset: int = 0, notice: str = "") -> HTMLResponse:
-    listed = memory.experience.list_documents(namespace)
-    documents = [d for d in listed if d.kind == "document"]
-    turns = [d for d in listed if d.kind == "memory"]
-    return render(request, "documents.html", namespace=namespace, documents=documents, turns=turns, offset=offset,
+    # Each list read a screen at a time, so a namespace of many thousand turns costs the page no more than a few.
+    listed = {kind: memory.experience.list_documents(namespace, kind=kind, limit=SHOWN, offset=offset)
+              for kind in ("document", "memory")}
+    return render(request, "documents.html", namespace=namespace, documents=listed["document"],
+                  turns=listed["memory"], counts=memory.experience.count_documents(namespace), offset=offset,
                   shown=SHOWN, notice=notice)
 
 

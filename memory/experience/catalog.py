@@ -12,12 +12,12 @@ import sqlite_utils
 from memory.clock import parse_iso, to_iso
 from memory.experience import conversations
 from memory.experience.filters import filter_sql
-from memory.experience.model import ChunkInfo, ChunkInput, DocumentInfo, SearchFilters
+from memory.experience.model import ChunkInfo, ChunkInput, DocumentInfo, DocumentKind, SearchFilters
 from memory.limits import parse_metadata, readable_json
 
 __all__ = [
-    "ChunkRow", "chunk_rows", "document_chunks", "document_with_chunks", "filtered_chunk_ids", "get_document",
-    "list_documents", "namespaces", "neighbour_turns", "same_chunks",
+    "ChunkRow", "chunk_rows", "count_documents", "document_chunks", "document_with_chunks", "filtered_chunk_ids",
+    "get_document", "list_documents", "namespaces", "neighbour_turns", "same_chunks",
 ]
 
 _DOC_COLUMNS = (
@@ -61,12 +61,22 @@ def _document(row: tuple[Any, ...]) -> DocumentInfo:
     )
 
 
-def list_documents(db: sqlite_utils.Database, namespace: str) -> list[DocumentInfo]:
-    """Every document and memory of a namespace, newest first (ties by id)."""
+def list_documents(db: sqlite_utils.Database, namespace: str, kind: DocumentKind | None = None,
+                   limit: int | None = None, offset: int = 0) -> list[DocumentInfo]:
+    """The documents and memories of a namespace (of one kind, when given), newest first (ties by id), from
+    `offset`, at most `limit` of them (all without it)."""
+    where, params = ("namespace = ? AND kind = ?", [namespace, kind]) if kind else ("namespace = ?", [namespace])
     rows = db.execute(
-        f"SELECT {_DOC_COLUMNS} FROM documents WHERE namespace = ? ORDER BY updated_at DESC, doc_id", [namespace]
+        f"SELECT {_DOC_COLUMNS} FROM documents WHERE {where} ORDER BY updated_at DESC, doc_id LIMIT ? OFFSET ?",
+        [*params, -1 if limit is None else limit, offset],
     ).fetchall()
     return [_document(r) for r in rows]
+
+
+def count_documents(db: sqlite_utils.Database, namespace: str) -> dict[str, int]:
+    """How many documents and memories (conversation turns) the namespace holds, by kind."""
+    rows = db.execute("SELECT kind, count(*) FROM documents WHERE namespace = ? GROUP BY kind", [namespace])
+    return {"document": 0, "memory": 0} | {str(kind): int(n) for kind, n in rows.fetchall()}
 
 
 def get_document(db: sqlite_utils.Database, namespace: str, doc_id: str) -> DocumentInfo | None:

@@ -335,9 +335,21 @@ class ExperienceMemory:
                     conversations.forget_unwritten(tx, namespace, list(belongs))
             raise
 
-    def list_documents(self, namespace: str) -> list[DocumentInfo]:
-        """Every document and memory of the namespace, newest first."""
-        return catalog.list_documents(self._store.db, namespace)
+    def list_documents(self, namespace: str, *, kind: DocumentKind | None = None, limit: int | None = None,
+                       offset: int = 0) -> list[DocumentInfo]:
+        """The namespace's documents and memories (of one kind, when given), newest first; `limit` and `offset`
+        page through them (every one without a limit)."""
+        if kind is not None and kind not in ("document", "memory"):
+            raise ValidationError(f"kind must be 'document' or 'memory', got {str(kind)[:40]!r}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ValidationError(f"limit must be a whole number of 0 or more, got {limit!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValidationError(f"offset must be a whole number of 0 or more, got {offset!r}")
+        return catalog.list_documents(self._store.db, namespace, kind, limit, offset)
+
+    def count_documents(self, namespace: str) -> dict[str, int]:
+        """How many documents ("document") and conversation turns ("memory") the namespace holds."""
+        return catalog.count_documents(self._store.db, namespace)
 
     def get_document(self, namespace: str, doc_id: str) -> DocumentInfo:
         """One document; NotFoundError when the namespace has no such id."""

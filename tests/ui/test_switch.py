@@ -11,7 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from api.ui import documents as ui_documents
 from memory.config import Config
+from memory.experience import MemoryTurn
 from memory.service import Memory
 from tests import ROOT
 
@@ -103,3 +105,26 @@ def test_every_template_and_static_file_ships_in_the_package() -> None:
     for path in shipped:
         relative = PurePosixPath(path.relative_to(package).as_posix())
         assert any(relative.match(glob) for glob in globs), f"{relative} is not in package-data"
+
+
+def test_the_documents_fragment_reads_a_screen_of_each_list(client: TestClient, memory: Memory,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ui_documents, "SHOWN", 2)  # the page size, so that a few turns make three screens
+    memory.experience.add_memories("u1", [MemoryTurn(f"Turn {i}: 第{i}次散步。", speaker="Ann") for i in range(5)])
+    memory.add_document("u1", "The loader streams rows.", doc_id="loader.md")
+    newest_first = [d.doc_id for d in memory.experience.list_documents("u1", kind="memory")]
+
+    def shown(offset: int) -> tuple[str, list[str]]:
+        page = client.get("/ui/fragments/documents", params={"namespace": "u1", "offset": offset}, headers=INSPECTOR)
+        assert page.status_code == 200, page.text
+        turns = page.text.split('id="turns"', 1)[1] if 'id="turns"' in page.text else ""
+        return page.text, [i for i in newest_first if f'data-doc-id="{i}"' in turns]
+
+    first, ids = shown(0)
+    assert ids == newest_first[:2] and "Conversation turns (5)" in first and "Rows 1–2 of 5." in first
+    assert 'data-doc-id="loader.md"' in first and "Next 2" in first
+    later, ids = shown(4)
+    assert ids == newest_first[4:] and "Rows 5–5 of 5." in later and "Next 2" not in later
+    assert "No more: all 1 are on the earlier pages." in later
+    assert client.get("/ui/fragments/documents", params={"namespace": "u1", "offset": -1},
+                      headers=INSPECTOR).status_code == 422

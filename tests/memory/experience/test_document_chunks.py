@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.errors import NotFoundError
+from memory.errors import NotFoundError, ValidationError
 from memory.experience import ExperienceMemory, MemoryTurn
 from memory.tokens import get_counter
 from tests.memory.experience.conftest import CHINESE, ENGLISH, add
@@ -33,3 +33,30 @@ def test_an_unknown_document_or_another_namespaces_is_not_found(experience: Expe
     add(experience, "u1", "doc", ENGLISH["cache"])
     with pytest.raises(NotFoundError, match="list_documents shows the ids"):
         experience.chunks(namespace, doc_id)
+
+
+def test_documents_and_turns_are_listed_a_page_at_a_time(experience: ExperienceMemory) -> None:
+    add(experience, "u1", "loader.md", ENGLISH["loader"])
+    add(experience, "u1", "铁路.md", CHINESE["railway"])
+    experience.add_memories("u1", [MemoryTurn(f"第{i}次散步很愉快。", speaker="小王") for i in range(5)])
+    every = experience.list_documents("u1")
+    turns = [d for d in every if d.kind == "memory"]
+    assert experience.count_documents("u1") == {"document": 2, "memory": 5}
+    assert experience.list_documents("u1", kind="memory", limit=2) == turns[:2]
+    assert experience.list_documents("u1", kind="memory", limit=2, offset=4) == turns[4:]
+    assert experience.list_documents("u1", kind="memory", offset=5) == []
+    assert {d.doc_id for d in experience.list_documents("u1", kind="document")} == {"loader.md", "铁路.md"}
+    assert experience.list_documents("u1", limit=0) == [] and experience.count_documents("u2") == {
+        "document": 0, "memory": 0}
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"kind": "turn"}, "kind must be 'document' or 'memory'"),
+    ({"limit": -1}, "limit must be a whole number"),
+    ({"offset": -3}, "offset must be a whole number"),
+    ({"offset": True}, "offset must be a whole number"),
+])
+def test_a_bad_page_of_the_list_is_refused(experience: ExperienceMemory, kwargs: dict[str, object],
+                                           match: str) -> None:
+    with pytest.raises(ValidationError, match=match):
+        experience.list_documents("u1", **kwargs)  # type: ignore[arg-type]
