@@ -13,6 +13,8 @@ and the next open runs it; `Store.close()` runs what is due before closing. benc
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import logging
 import re
@@ -30,7 +32,8 @@ import sqlite_utils
 if TYPE_CHECKING:
     from memory.store import Store
 
-__all__ = ["ERASE_DELAY_S", "ErasePass", "Eraser", "checkpoint", "flush", "orphan_folders", "vacuum"]
+__all__ = ["ERASE_DELAY_S", "ErasePass", "Eraser", "checkpoint", "flush", "orphan_folders", "vacuum",
+           "zero_fresh_memory"]
 
 # A pass starts at most this long after the first delete it covers; deletes meanwhile join it. Its own length
 # grows with the store (bench/erase_cost.py).
@@ -55,6 +58,33 @@ class ErasePass:
     folders: int  # orphaned segment folders removed
     vacuumed: bool  # chroma.sqlite3 rewritten without its free pages
     checkpointed: bool  # memory.db's WAL emptied (False when a reader held it: the pass is retried)
+
+
+_M_PERTURB = -6  # glibc's mallopt parameter (malloc.h)
+_zeroing: bool | None = None
+
+
+def zero_fresh_memory() -> bool:
+    """Make glibc's malloc hand out zeroed memory and fill freed memory (mallopt M_PERTURB 0xff), once per process.
+
+    Embedded Chroma's hnswlib writes a new collection's index buffers to disk at their whole capacity without
+    zeroing them first (chroma-core/chroma#7688), so the unused slots of a live collection's files held whatever
+    the process's heap held before: the text of a namespace deleted a moment earlier, say
+    (tests/security/test_disk_trace.py found it there). With this setting such a buffer arrives zeroed. glibc's
+    per-thread cache of small chunks is outside the setting, so it narrows the leak rather than closing it; the
+    cure is upstream. bench/zeroing_cost.py measures what it costs. False where the C library is not glibc.
+    """
+    global _zeroing
+    if _zeroing is None:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            mallopt = libc.mallopt
+            gnu = bool(libc.gnu_get_libc_version)
+        except (OSError, AttributeError):
+            _zeroing = False
+        else:
+            _zeroing = gnu and mallopt(_M_PERTURB, 0xFF) == 1
+    return _zeroing
 
 
 def checkpoint(db_path: Path, timeout_s: float = 2.0) -> bool:

@@ -14,7 +14,7 @@ import sqlite_utils
 from memory.bullet import BULLET_FORMAT
 from memory.config import Config
 from memory.embedding import EmbedderIdentity
-from memory.erase import Eraser
+from memory.erase import Eraser, zero_fresh_memory
 from memory.errors import StoreError, StoreMismatchError
 from memory.live_collection import LiveCollection, LiveCollections, SharedLock
 from memory.schema import MIGRATIONS, SCHEMA_VERSION
@@ -187,6 +187,7 @@ class Store:
         try:
             if cfg.host:
                 return chromadb.HttpClient(host=cfg.host, port=cfg.port, ssl=cfg.ssl, settings=settings)
+            zero_fresh_memory()  # before the index buffers are allocated: see memory.erase
             return chromadb.PersistentClient(path=str(self.root / "chroma"), settings=settings)
         except Exception as exc:  # chromadb raises bare ValueError/ConnectionError variants
             where = f"{cfg.host}:{cfg.port}" if cfg.host else str(self.root / "chroma")

@@ -3,6 +3,7 @@ of a live namespace is kept), and a pass a killed process or an older version le
 
 from __future__ import annotations
 
+import ctypes
 import shutil
 import sqlite3
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from memory.config import Config
 from memory.embedding import Embedder
+from memory.erase import zero_fresh_memory
 from memory.service import Memory
 from memory.store import collection_name
 from tests.security.test_disk_trace import BOUND_S, MARKERS, holding, vector_folder
@@ -69,3 +71,27 @@ def test_a_pass_left_owed_runs_at_the_next_open(config: Config, embedder: Embedd
         assert again.store.eraser.wait(BOUND_S)
         assert holding(crashed, gone) == {}
         assert "zqxcontrol" in again.recall("ns", "zqxcontrol note", min_score=0.0).rendered
+
+
+def test_fresh_memory_comes_zeroed_once_a_store_is_open(memory: Memory) -> None:
+    """Embedded Chroma writes a new index's buffers to disk whole without zeroing them (memory.erase): with the
+    store open, memory malloc hands out holds none of what the process freed before."""
+    assert zero_fresh_memory(), "glibc's mallopt(M_PERTURB) is on with an embedded store"
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    size = 4096  # past glibc's per-thread cache of small chunks, below its mmap threshold: a recycled heap chunk
+    secret = MARKERS["zh"].encode("utf-8") * (size // len(MARKERS["zh"].encode("utf-8")))
+    freed = []
+    for _ in range(8):
+        block = libc.malloc(size)
+        ctypes.memmove(block, secret, len(secret))
+        freed.append(block)
+    for block in freed:
+        libc.free(block)
+    fresh = [libc.malloc(size) for _ in range(8)]
+    try:
+        assert all(ctypes.string_at(block, size) == bytes(size) for block in fresh)
+    finally:
+        for block in fresh:
+            libc.free(block)
