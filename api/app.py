@@ -66,7 +66,7 @@ def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
     # Added before Guard, so it runs inside it: its 413 for a body that streams past the limit reaches the error
     # table; Guard refuses a declared Content-Length over the limit before anything is read.
     app.add_middleware(BodyLimit, limit=limit)
-    app.add_middleware(Guard, limit=limit, metrics=lambda: app.state.metrics)
+    app.add_middleware(Guard, limit=limit, metrics=lambda: app.state.metrics, loopback_only=not keyring.enabled)
 
     app.include_router(health.router)
     app.include_router(docs.router)

@@ -1,4 +1,5 @@
-"""The outermost request wrapper: refuse a declared body over the limit, then count and time every request.
+"""The outermost request wrapper: refuse a request for another host name while no keys guard the service (DNS
+rebinding) and a declared body over the limit, then count and time every request.
 
 A plain ASGI middleware rather than `@app.middleware("http")`: Starlette's BaseHTTPMiddleware runs the route in a
 task group and streams its answer through a memory channel, which costs every request (the recall route most).
@@ -6,6 +7,7 @@ task group and streams its answer through a memory channel, which costs every re
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import Callable
 
@@ -14,16 +16,44 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.errors import error_response
 from api.metrics import Metrics
 
-__all__ = ["Guard"]
+__all__ = ["Guard", "loopback_host"]
+
+
+def loopback_host(host: str) -> bool:
+    """Whether a Host header names this machine: "localhost", "127.0.0.1:8000", "[::1]", "[::1]:8000"."""
+    name = host.strip().lower()
+    if name.startswith("["):  # an IPv6 address, with or without a port after the bracket
+        name = name[1:].split("]", 1)[0]
+    elif name.count(":") == 1:  # a name or IPv4 address with its port
+        name = name.split(":", 1)[0]
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+_REBOUND = ("with no API keys configured the service answers requests addressed to a loopback name only "
+            "(127.0.0.1, localhost or [::1], any port), got Host {host!r}; configure [auth.keys] to reach it by "
+            "another name")
 
 
 class Guard:
-    """413 for a Content-Length over `limit` (before reading anything); request counts and latency by route."""
+    """403 for a Host that is not loopback while `loopback_only`; 413 for a Content-Length over `limit` (before
+    reading anything); request counts and latency by route.
 
-    def __init__(self, app: ASGIApp, limit: int, metrics: Callable[[], Metrics]) -> None:
+    Without keys the service listens on loopback and answers anyone on this machine, a web page in the user's
+    browser included. Such a page cannot read another origin's answers, but one whose name an attacker re-points at
+    127.0.0.1 (DNS rebinding) is same-origin with it; its requests still carry its own name in Host, so they are
+    refused here. With keys, the key guards, and a reverse proxy's own name must pass.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, metrics: Callable[[], Metrics], loopback_only: bool = False) -> None:
         self.app = app
         self.limit = limit
         self.metrics = metrics
+        self.loopback_only = loopback_only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -39,8 +69,12 @@ class Guard:
             await send(message)
 
         try:
-            declared = dict(scope["headers"]).get(b"content-length")
-            if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            headers = dict(scope["headers"])
+            host = headers.get(b"host", b"").decode("latin-1")
+            declared = headers.get(b"content-length")
+            if self.loopback_only and not loopback_host(host):
+                await error_response(403, "Forbidden", _REBOUND.format(host=host[:100]))(scope, receive, sending)
+            elif declared is not None and (not declared.isdigit() or int(declared) > self.limit):
                 response = error_response(
                     413, "TooLarge",
                     f"the request body is over the limit of {self.limit} bytes (limits.max_request_bytes)",

@@ -50,6 +50,8 @@ FACTS_EN = [
 ]
 FACTS_ZH = ["以后不要用Python 2的语法。", "预算不超过500元。", "请用中文回答。", "只分析A列和B列。"]
 
+_LOCAL = "http://127.0.0.1:8000"  # without keys the app answers only a loopback Host (api/guard.py)
+
 
 def _clock() -> datetime:
     return NOW
@@ -71,7 +73,7 @@ def build(data: Path, conversations: int, docs: int) -> None:
     """Fill a new store at `data` through REST."""
     if data.exists():
         raise SystemExit(f"{data} exists; build into a new folder")
-    with _memory(data) as memory, TestClient(create_app(memory.config, memory)) as client:
+    with _memory(data) as memory, TestClient(create_app(memory.config, memory), base_url=_LOCAL) as client:
         for conv in load_locomo(conversations):
             turns = [{"text": t.text, "speaker": t.speaker, "timestamp": t.timestamp, "metadata": dict(t.metadata)}
                      for t in conv.turns]
@@ -169,7 +171,7 @@ def dump(data: Path, out: Path, conversations: int, docs: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "data"
         shutil.copytree(data, copy)
-        with _memory(copy) as memory, TestClient(create_app(memory.config, memory)) as client, \
+        with _memory(copy) as memory, TestClient(create_app(memory.config, memory), base_url=_LOCAL) as client, \
                 out.open("w", encoding="utf-8") as fh:
             _exact(memory)
             count = 0

@@ -3,7 +3,6 @@ fragment routes, and the checks that turn form fields into a library call's argu
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlencode
@@ -14,7 +13,6 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from api.auth import KeyRing
 from api.errors import field_problems
 from memory.errors import ValidationError
 
@@ -54,38 +52,16 @@ def render(request: Request, name: str, **context: Any) -> HTMLResponse:
     return HTMLResponse(html, headers=HEADERS)
 
 
-_LOOPBACK_NAMES = {"localhost"}
-
-
-def _loopback(host: str) -> bool:
-    """Whether a Host header names this machine: "localhost", "127.0.0.1:8000", "[::1]", "[::1]:8000"."""
-    name = host.strip().lower()
-    if name.startswith("["):  # an IPv6 address, with or without a port after the bracket
-        name = name[1:].split("]", 1)[0]
-    elif name.count(":") == 1:  # a name or IPv4 address with its port
-        name = name.split(":", 1)[0]
-    if name in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
 async def guard(request: Request) -> None:
-    """Refuse a fragment request the inspector's script did not send, or (with no keys) one for another host.
+    """Refuse a fragment request the inspector's script did not send.
 
     The script always sends `X-Inspector: 1`: another site's page cannot add that header without a CORS preflight,
-    which this service never grants, so it cannot submit a form here. With no keys configured the service is on
-    loopback and needs no key, so a Host that is not loopback means DNS rebinding: refused, as /mcp refuses it.
+    which this service never grants, so it cannot submit a form here. (A page that renamed itself to this
+    address is refused for every route by api/guard.py when no keys are configured.)
     """
     if request.headers.get("x-inspector") != "1":
         raise HTTPException(403, "inspector fragments are fetched by the /ui page's script (header X-Inspector: 1); "
                                  "open /ui in a browser, or use the REST API under /v1")
-    keyring: KeyRing = request.app.state.keyring
-    if not keyring.enabled and not _loopback(request.headers.get("host", "")):
-        raise HTTPException(403, "with no API keys configured the inspector answers loopback addresses only "
-                                 "(127.0.0.1, localhost, [::1]); configure [auth.keys] to reach it by another name")
 
 
 def validated(model: type[_M], fields: Mapping[str, Any]) -> _M:

@@ -10,6 +10,7 @@ from api.app import create_app
 from memory.config import Config
 from memory.embedding import MINILM, Embedder
 from memory.service import Memory
+from tests import local_client
 from tests.conftest import ManualClock
 
 ALICE = {"Authorization": "Bearer k-alice-7f3a"}
@@ -19,7 +20,7 @@ ADMIN = {"Authorization": "Bearer k-admin-91c2"}
 @pytest.fixture()
 def secured(config: Config, memory: Memory) -> TestClient:
     keyed = config.replace("auth", keys={"k-alice-7f3a": ["alice", "alice-*"], "k-admin-91c2": ["*"]})
-    return TestClient(create_app(keyed, memory))
+    return local_client(create_app(keyed, memory))
 
 
 def test_missing_or_unknown_key_is_401(secured: TestClient) -> None:
@@ -92,7 +93,7 @@ def test_alice_cannot_tell_whether_bob_holds_her_word(
     keyed = config.replace("auth", keys={"k-alice-7f3a": ["alice"], "k-bob-55d0": ["bob"]})
     bob = {"Authorization": "Bearer k-bob-55d0"}
     with Memory(keyed, embedder=embedder, clock=ManualClock()) as memory:
-        client = TestClient(create_app(keyed, memory))
+        client = local_client(create_app(keyed, memory))
         for i, text in enumerate(alice):
             assert client.post("/v1/documents", json={"namespace": "alice", "text": text, "doc_id": f"a{i}"},
                                headers=ALICE).status_code == 200

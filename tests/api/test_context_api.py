@@ -14,6 +14,7 @@ from api.app import create_app
 from memory.config import Config
 from memory.errors import NotFoundError
 from memory.service import Memory
+from tests import local_client
 
 CATEGORIES = ("system", "tools", "constraints", "summary", "retrieval", "history", "tool_results", "current")
 
@@ -173,7 +174,7 @@ def test_bad_turns_are_refused_in_a_sentence(client: TestClient, changes: dict[s
 
 def test_a_key_cannot_fit_a_turn_in_another_namespace(config: Config, memory: Memory) -> None:
     # API.md: another key's namespace answers 404, exactly as if it did not exist (as /v1/recall does).
-    keyed = TestClient(create_app(config.replace("auth", keys={"k-alice-7f3a": ["alice"]}), memory))
+    keyed = local_client(create_app(config.replace("auth", keys={"k-alice-7f3a": ["alice"]}), memory))
     alice = {"Authorization": "Bearer k-alice-7f3a"}
     refused = keyed.post("/v1/context", headers=alice, json=_body(TURNS["en"], namespace="bob"))
     assert refused.status_code == 404 and refused.json()["error"] == "NotFound"

@@ -8,6 +8,7 @@ from api.app import create_app
 from memory.config import Config
 from memory.embedding import MINILM
 from memory.service import Memory
+from tests import local_client
 
 
 def test_healthz(client: TestClient, config: Config) -> None:
@@ -39,14 +40,14 @@ def test_unknown_route_is_a_json_404(client: TestClient) -> None:
 
 
 def test_oversized_body_is_413(config: Config, memory: Memory) -> None:
-    small = TestClient(create_app(config.replace("limits", max_request_bytes=100), memory))
+    small = local_client(create_app(config.replace("limits", max_request_bytes=100), memory))
     response = small.post("/v1/recall", content=b"x" * 500, headers={"content-type": "application/json"})
     assert response.status_code == 413
     assert response.json()["error"] == "TooLarge"
 
 
 def test_every_answer_is_counted_under_its_route_and_status(config: Config, memory: Memory) -> None:
-    client = TestClient(create_app(config.replace("limits", max_request_bytes=100), memory))
+    client = local_client(create_app(config.replace("limits", max_request_bytes=100), memory))
     client.post("/v1/recall", content=b"x" * 500, headers={"content-type": "application/json"})  # declared: 413
     client.get("/v1/nothing")
     client.post("/v1/recall", json={"namespace": "m", "query": "tea", "budget": 50})

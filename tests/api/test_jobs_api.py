@@ -13,6 +13,7 @@ from api.app import create_app
 from memory.config import Config
 from memory.embedding import Embedder
 from memory.service import Memory
+from tests import local_client
 
 EN = "\n\n".join(f"Paragraph {i}: the ferry to the island leaves at {i % 12 + 1} o'clock from pier {i}." for i in range(30))
 ZH = "\n\n".join(f"第{i}段：去岛上的渡轮从{i}号码头出发，时间是{i % 12 + 1}点，船票在码头售卖。" for i in range(50))
@@ -23,7 +24,7 @@ def small_jobs(config: Config, embedder: Embedder) -> Iterator[TestClient]:
     """A service whose job threshold is 1,000 characters, so that test documents cross it."""
     config = config.replace("jobs", background_chars=1000)
     with Memory(config, embedder=embedder) as memory:
-        yield TestClient(create_app(config, memory))
+        yield local_client(create_app(config, memory))
 
 
 def follow(client: TestClient, namespace: str, job: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from memory.config import Config
 from memory.errors import ValidationError
 from memory.service import Memory
 from memory.tokens import TokenCounter
+from tests import local_client
 
 pytestmark = pytest.mark.anyio
 
@@ -174,7 +175,7 @@ async def test_context_packs_a_turn_and_restates_a_pinned_constraint(session: Cl
 
 @pytest.fixture()
 def rest(config: Config, memory: Memory) -> TestClient:
-    return TestClient(create_app(config, memory))
+    return local_client(create_app(config, memory))
 
 
 @pytest.mark.parametrize(("tool", "route", "arguments"), [
@@ -256,7 +257,8 @@ RPC = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": 
 def test_without_keys_mcp_refuses_a_page_that_rebinds_its_name_to_loopback(config: Config, memory: Memory) -> None:
     with TestClient(create_app(config, memory), base_url="http://127.0.0.1:8000") as client:
         assert client.post("/mcp", json=LIST, headers=RPC).status_code == 200
-        assert client.post("/mcp", json=LIST, headers={**RPC, "Host": "evil.example:8000"}).status_code == 421
+        rebound = client.post("/mcp", json=LIST, headers={**RPC, "Host": "evil.example:8000"})  # api/guard.py
+        assert rebound.status_code == 403 and rebound.json()["error"] == "Forbidden"
         assert client.post("/mcp", json=LIST, headers={**RPC, "Origin": "http://evil.example"}).status_code == 403
 
 

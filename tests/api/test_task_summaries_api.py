@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from memory.config import Config
 from memory.service import Memory
+from tests import local_client
 
 ALICE = {"Authorization": "Bearer k-alice-7f3a"}
 ADMIN = {"Authorization": "Bearer k-admin-91c2"}
@@ -108,7 +109,7 @@ def test_summaries_go_with_their_task(client: TestClient, memory: Memory) -> Non
 @pytest.mark.parametrize("lang", sorted(TEXTS))
 def test_a_key_without_the_namespace_gets_404_as_if_absent(config: Config, memory: Memory, lang: str) -> None:
     keyed = config.replace("auth", keys={"k-alice-7f3a": ["alice", "alice-*"], "k-admin-91c2": ["*"]})
-    secured = TestClient(create_app(keyed, memory))
+    secured = local_client(create_app(keyed, memory))
     _write(memory, lang, namespace="bob")
     for path in ("/v1/tasks/t1/summaries", "/v1/tasks/t1/summaries/1"):
         refused = secured.get(path, params={"namespace": "bob"}, headers=ALICE)

@@ -14,6 +14,7 @@ from api.app import create_app
 from memory.config import Config, load_config
 from memory.embedding import Embedder
 from memory.service import Memory
+from tests import local_client
 
 # Small limits keep the over-the-limit cases cheap; a 1 MB query still fits the request limit, so it is the
 # query check that refuses it.
@@ -36,7 +37,7 @@ def module_memory(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) 
 @pytest.fixture(scope="module")
 def module_client(module_memory: Memory) -> TestClient:
     """The app (no keys) over the module's store."""
-    return TestClient(create_app(module_memory.config, module_memory))
+    return local_client(create_app(module_memory.config, module_memory))
 
 
 def tables(memory: Memory) -> list[str]:

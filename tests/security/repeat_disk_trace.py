@@ -15,12 +15,11 @@ import ctypes
 import tempfile
 from pathlib import Path
 
-from fastapi.testclient import TestClient
-
 from api.app import create_app
 from memory.config import load_config
 from memory.embedding import load_embedder
 from memory.service import Memory
+from tests import local_client
 from tests.security import test_disk_trace as trace
 
 
@@ -42,7 +41,7 @@ def main() -> None:
             with Memory(config, embedder=embedder) as memory:
                 if args.no_zeroing:
                     assert ctypes.CDLL("libc.so.6").mallopt(-6, 0) == 1  # M_PERTURB off
-                client = TestClient(create_app(memory.config, memory))
+                client = local_client(create_app(memory.config, memory))
                 gone, delete = trace.CASES[args.case](memory, client, trace.MARKERS[args.lang],
                                                       trace.KEEP[args.lang])
                 delete()

@@ -24,6 +24,7 @@ from memory.experience.dense import VectorIndex
 from memory.experience.lexical import namespace_token
 from memory.service import Memory
 from memory.store import collection_name, open_store
+from tests import local_client
 
 MARKERS = {"en": "zqxmarkerwordvtk", "zh": "独一无二的标记词语"}
 KEEP = {"en": "zqxcontrolwordkp", "zh": "留下来的对照词语"}
@@ -154,7 +155,7 @@ def test_a_delete_leaves_no_bytes_in_any_file(config: Config, embedder: Embedder
     root = config.data_path.resolve()
     memory = Memory(config, embedder=embedder)
     try:
-        client = TestClient(create_app(memory.config, memory))
+        client = local_client(create_app(memory.config, memory))
         gone, delete = CASES[case](memory, client, MARKERS[lang], KEEP[lang])
         kept = [KEEP[lang]]
         assert set(holding(root, gone)) == set(gone), "the scan must first see every needle"

@@ -21,6 +21,7 @@ from memory.errors import ValidationError
 from memory.experience import SearchFilters
 from memory.namespaces import check_namespace
 from memory.service import Memory
+from tests import local_client
 from tests.security.conftest import LIMITS, make_config, snapshot
 
 JSON = {"content-type": "application/json"}
@@ -466,7 +467,7 @@ def test_nul_in_free_text_is_dropped_before_it_is_stored(module_client: TestClie
 def test_a_long_integer_in_an_uploaded_conversation_is_refused(tmp_path: Path, embedder: Embedder) -> None:
     config = make_config(tmp_path).replace("limits", max_text_chars=20_000)
     with Memory(config, embedder=embedder) as memory:
-        client = TestClient(create_app(config, memory))
+        client = local_client(create_app(config, memory))
         for name, data, words in [
             ("chat.json", b'[{"role": "user", "content": "hi", "n": ' + _BIG + b"}]", "chat.json holds an integer"),
             ("chat.jsonl", b'{"role": "user", "content": "hi"}\n{"role": "user", "content": "x", "n": ' + _BIG + b"}",
@@ -488,7 +489,7 @@ def test_an_unexpected_failure_answers_the_json_error_body(tmp_path: Path, embed
             raise ZeroDivisionError("a secret 4711 in the message")
 
         app.add_api_route("/v1/fails", fails)
-        client = TestClient(app, raise_server_exceptions=False)
+        client = local_client(app, raise_server_exceptions=False)
         with caplog.at_level(logging.ERROR, logger="api.errors"):
             answer = client.get("/v1/fails")
         assert answer.status_code == 500 and answer.headers["content-type"] == "application/json"

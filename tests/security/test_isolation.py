@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from memory.embedding import Embedder
 from memory.service import Memory
+from tests import local_client
 from tests.security.conftest import make_config, snapshot
 
 A = {"Authorization": "Bearer key-a-1f9c"}
@@ -47,7 +48,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Itera
     config = make_config(tmp_path_factory.mktemp("isolation"), **{"key-a-1f9c": ["a"], "key-b-77e2": ["b"]})
     with Memory(config, embedder=embedder) as memory:
         app = create_app(config, memory)
-        client = TestClient(app)
+        client = local_client(app)
 
         def ok(response: Any) -> Any:
             assert response.status_code == 200, response.text

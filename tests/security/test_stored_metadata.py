@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from api.app import create_app
 from memory.config import METADATA_DEPTH_CEILING, load_config
@@ -17,6 +16,7 @@ from memory.errors import ConfigError, TooLargeError, ValidationError
 from memory.experience import MemoryTurn
 from memory.limits import UNREADABLE, parse_metadata, readable_json
 from memory.service import Memory
+from tests import local_client
 from tests.security.conftest import make_config
 
 
@@ -96,7 +96,7 @@ def test_a_stored_row_no_reader_can_write_back_does_not_break_its_namespace(tmp_
                 with memory.store.transaction() as db:  # as an older version left them
                     db.execute("UPDATE documents SET metadata = ? WHERE namespace = 'old'", [stored])
                     db.execute("UPDATE task_items SET metadata = ? WHERE namespace = 'old'", [stored])
-            client = TestClient(create_app(config, memory))
+            client = local_client(create_app(config, memory))
             params = {"namespace": "old"}
             listed = client.get("/v1/documents", params=params)
             assert listed.status_code == 200, (attempt, listed.text)

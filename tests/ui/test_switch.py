@@ -15,9 +15,8 @@ from api.ui import documents as ui_documents
 from memory.config import Config
 from memory.experience import MemoryTurn
 from memory.service import Memory
-from tests import ROOT
+from tests import LOCAL, ROOT
 
-LOCAL = "http://127.0.0.1:8000"
 INSPECTOR = {"X-Inspector": "1"}
 
 
