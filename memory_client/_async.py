@@ -200,9 +200,11 @@ class AsyncClient:
                                                       project=project, tags=tags, modified_at=modified_at,
                                                       background=background))
 
-    async def list_documents(self, *, namespace: str | None = None) -> DocumentList:
-        """GET /v1/documents: the namespace's documents and memories, newest first."""
-        return await self._send(calls.list_documents(self._ns(namespace)))
+    async def list_documents(self, *, kind: str | None = None, limit: int | None = None, offset: int | None = None,
+                       namespace: str | None = None) -> DocumentList:
+        """GET /v1/documents: the namespace's documents and memories (of one `kind`: "document" or "memory"),
+        newest first; `limit` and `offset` page through them, `total` counts them all."""
+        return await self._send(calls.list_documents(self._ns(namespace), kind=kind, limit=limit, offset=offset))
 
     async def get_document(self, doc_id: str, *, namespace: str | None = None) -> Document:
         """GET /v1/documents/{doc_id}: one document's record."""

@@ -256,8 +256,10 @@ def upload_document(namespace: str, file: FileInput, *, filename: str | None, do
                                  params=_background(background))
 
 
-def list_documents(namespace: str) -> Call[DocumentList]:
-    return _LIST_DOCUMENTS.call(_reads(DocumentList), params=_ns(namespace))
+def list_documents(namespace: str, *, kind: str | None = None, limit: int | None = None,
+                   offset: int | None = None) -> Call[DocumentList]:
+    params = _body(namespace=namespace, kind=kind, limit=limit, offset=offset)
+    return _LIST_DOCUMENTS.call(_reads(DocumentList), params=params)
 
 
 def get_document(namespace: str, doc_id: str) -> Call[Document]:

@@ -142,9 +142,11 @@ class Document:
 
 @dataclass(frozen=True)
 class DocumentList:
-    """GET /v1/documents: the namespace's documents and memories, newest first."""
+    """GET /v1/documents: the namespace's documents and memories, newest first (one page with `limit`), and how
+    many there are in all (None from a service that predates paging)."""
 
     documents: tuple[Document, ...]
+    total: int | None = None
     raw: Mapping[str, Any] = raw_field()
 
 

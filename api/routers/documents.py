@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -176,10 +176,20 @@ def _invalid(exc: PydanticValidationError) -> ValidationError:
 
 
 @router.get("", response_model=DocumentListPublic)
-def list_documents(memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery) -> DocumentListPublic:
-    """Documents and memories of a namespace, newest first."""
-    docs = memory.experience.list_documents(access.namespace(namespace))
-    return DocumentListPublic(documents=[DocumentPublic.of(d) for d in docs])
+def list_documents(
+    memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery,
+    kind: Annotated[Literal["document", "memory"] | None, Query(
+        description="only documents, or only conversation turns (memories)")] = None,
+    limit: Annotated[int | None, Query(ge=1, le=10_000, description="at most this many (all without it)")] = None,
+    offset: Annotated[int, Query(ge=0, le=10_000_000, description="skip this many first")] = 0,
+) -> DocumentListPublic:
+    """Documents and memories of a namespace (of one kind with `kind`), newest first; `limit` and `offset` page
+    through them, and `total` says how many there are in all."""
+    checked = access.namespace(namespace)
+    docs = memory.experience.list_documents(checked, kind=kind, limit=limit, offset=offset)
+    counts = memory.experience.count_documents(checked)
+    total = counts[kind] if kind else sum(counts.values())
+    return DocumentListPublic(documents=[DocumentPublic.of(d) for d in docs], total=total)
 
 
 @router.get("/{doc_id:path}", response_model=DocumentPublic)

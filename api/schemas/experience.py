@@ -123,6 +123,7 @@ class DocumentPublic(BaseModel):
 
 
 class DocumentListPublic(BaseModel):
-    """Documents of a namespace."""
+    """Documents of a namespace (one page of them with `limit`), and how many there are in all."""
 
     documents: list[DocumentPublic]
+    total: int = Field(description="documents (of the kind asked for) in the namespace, whatever the page")

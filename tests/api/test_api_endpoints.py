@@ -164,3 +164,21 @@ def test_turn_timestamps_are_stored_in_one_iso_form(client: TestClient) -> None:
         {"text": "We met in Lisbon.", "speaker": "Anna", "timestamp": "2023-06-01 10:00:00+02:00"}]}))
     docs = _ok(client.get("/v1/documents", params={"namespace": "u1"}))["documents"]
     assert docs[0]["updated_at"] == "2023-06-01T08:00:00Z"
+
+
+def test_the_document_list_pages_by_kind_and_says_how_many_there_are(client: TestClient) -> None:
+    _ok(client.post("/v1/documents", json={"namespace": "u1", "text": "The loader streams rows.", "doc_id": "a.md"}))
+    _ok(client.post("/v1/documents", json={"namespace": "u1", "text": "京沪高铁全长一千三百多公里。", "doc_id": "铁路.md"}))
+    _ok(client.post("/v1/memories", json={"namespace": "u1", "messages": [
+        {"text": f"第{i}次散步很愉快。", "speaker": "小王"} for i in range(5)]}))
+    every = _ok(client.get("/v1/documents", params={"namespace": "u1"}))
+    assert every["total"] == len(every["documents"]) == 7
+    turns = [d["doc_id"] for d in every["documents"] if d["kind"] == "memory"]
+    page = _ok(client.get("/v1/documents", params={"namespace": "u1", "kind": "memory", "limit": 2, "offset": 4}))
+    assert [d["doc_id"] for d in page["documents"]] == turns[4:] and page["total"] == 5
+    only = _ok(client.get("/v1/documents", params={"namespace": "u1", "kind": "document"}))
+    assert {d["doc_id"] for d in only["documents"]} == {"a.md", "铁路.md"} and only["total"] == 2
+    for params, field in (({"kind": "turn"}, "kind"), ({"limit": 0}, "limit"), ({"offset": -1}, "offset"),
+                          ({"limit": "ten"}, "limit")):
+        refused = client.get("/v1/documents", params={"namespace": "u1", **params})
+        assert refused.status_code == 422 and field in refused.json()["detail"], refused.text

@@ -155,6 +155,9 @@ def test_a_document_round_trips_by_its_id(client: Client, recording: Recording, 
     assert found.results[0].doc_id == doc_id and found.results[0].dense is not None
     assert found.terms and 0.0 <= found.cjk_share <= 1.0
     assert [d.doc_id for d in call(client, recording, "list_documents", namespace=ns).documents] == [doc_id]
+    listed = client.list_documents(kind="document", limit=1, offset=0, namespace=ns)
+    assert [d.doc_id for d in listed.documents] == [doc_id] and listed.total == 1
+    assert client.list_documents(kind="memory", namespace=ns).total == 0
     assert call(client, recording, "delete_document", doc_id, namespace=ns).deleted == doc_id
     with pytest.raises(NotFound) as gone:
         client.get_document(doc_id, namespace=ns)
