@@ -83,6 +83,9 @@ def cases(http: httpx.Client) -> list[tuple[str, Callable[[], httpx.Response], C
          rest("GET", f"/v1/facts/{fact_id}/history", params=ns)),
         ("extract preview", post("/ui/fragments/facts/preview", {"text": "预算不超过800元。Never use tabs."}), None),
         ("documents", get("/ui/fragments/documents"), rest("GET", "/v1/documents", params=ns)),
+        # not a fragment: REST's own page of the list (limit, offset) against the whole list
+        ("REST: GET /v1/documents?limit=100", rest("GET", "/v1/documents", params={**ns, "limit": 100}),
+         rest("GET", "/v1/documents", params=ns)),
         ("document chunks", get("/ui/fragments/documents/chunks", doc_id="doc-0"),
          rest("GET", "/v1/documents/doc-0", params=ns)),
         ("search", post("/ui/fragments/documents/search", {"query": question}),
