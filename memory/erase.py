@@ -14,7 +14,6 @@ and the next open runs it; `Store.close()` runs what is due before closing. benc
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import json
 import logging
 import re
@@ -77,7 +76,7 @@ def zero_fresh_memory() -> bool:
     global _zeroing
     if _zeroing is None:
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            libc = ctypes.CDLL(None)  # the C library the interpreter runs on
             mallopt = libc.mallopt
             gnu = bool(libc.gnu_get_libc_version)
         except (OSError, AttributeError):
