@@ -370,7 +370,7 @@ def test_unknown_but_valid_namespaces_read_as_empty(module_client: TestClient, m
     """A namespace exists from its first write: reading one never written to is an empty answer, not an error."""
     before = snapshot(module_memory)
     assert module_client.get("/v1/facts", params={"namespace": "nobody"}).json() == {"facts": []}
-    assert module_client.get("/v1/documents", params={"namespace": "nobody"}).json() == {"documents": []}
+    assert module_client.get("/v1/documents", params={"namespace": "nobody"}).json() == {"documents": [], "total": 0}
     recalled = module_client.post("/v1/recall", json={"namespace": "nobody", "query": "CSV loader"}).json()
     assert recalled["items"] == [] and recalled["used_tokens"] == 0
     assert module_client.delete("/v1/namespaces/nobody").json() == {"facts": 0, "task_items": 0, "documents": 0}
