@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
 
 from api.deps import AccessDep, MemoryDep
 from api.schemas.base import NamespaceQuery
-from api.ui.render import guard, render, whole
+from api.ui.render import FormField, guard, render, whole
 from memory.experience.results import by_retriever
 from memory.service import Memory
 
@@ -35,8 +35,8 @@ def documents(request: Request, memory: MemoryDep, access: AccessDep, namespace:
 
 
 @router.post("/search")
-def search(request: Request, memory: MemoryDep, access: AccessDep, namespace: Annotated[str, Form()],
-           query: Annotated[str, Form()], k: Annotated[str, Form()] = "10") -> HTMLResponse:
+def search(request: Request, memory: MemoryDep, access: AccessDep, namespace: FormField,
+           query: FormField, k: FormField = "10") -> HTMLResponse:
     """The best chunks for the query, each with its fused score and each retriever's rank and score."""
     checked = access.namespace(namespace)
     explained = memory.experience.explain(checked, query, whole(k, "k") or 10)

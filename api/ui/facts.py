@@ -3,21 +3,17 @@ previewed (nothing stored) and then saved."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
 from api.deps import AccessDep, MemoryDep
 from api.schemas.base import NamespaceQuery
-from api.ui.render import guard, optional, render
+from api.ui.render import FormField, guard, optional, render
 from memory.facts.records import FactChange
 from memory.service import Memory
 
 router = APIRouter(prefix="/ui/fragments/facts", include_in_schema=False, dependencies=[Depends(guard)])
 
-Text = Annotated[str, Form()]  # its length is checked by the library (limits.max_text_chars)
-Optional = Annotated[str, Form()]
 _SOURCE = "web inspector"  # what a fact saved here names as its source
 
 
@@ -42,22 +38,24 @@ def history(request: Request, memory: MemoryDep, access: AccessDep, namespace: N
                   fact_id=fact_id)
 
 
+def _set_pinned(request: Request, memory: Memory, namespace: str, fact_id: str, pinned: bool) -> HTMLResponse:
+    record = memory.facts.set_pinned(namespace, fact_id, pinned=pinned)
+    done = "Pinned" if pinned else "Unpinned"
+    return _facts(request, memory, namespace, notice=f"{done} {record.key} (now version {record.version}).")
+
+
 @router.post("/pin")
 def pin(request: Request, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery,
         fact_id: str) -> HTMLResponse:
     """Pin the fact (a new version), then the facts again."""
-    checked = access.namespace(namespace)
-    record = memory.facts.set_pinned(checked, fact_id, pinned=True)
-    return _facts(request, memory, checked, notice=f"Pinned {record.key} (now version {record.version}).")
+    return _set_pinned(request, memory, access.namespace(namespace), fact_id, True)
 
 
 @router.post("/unpin")
 def unpin(request: Request, memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery,
           fact_id: str) -> HTMLResponse:
     """Unpin the fact (a new version), then the facts again."""
-    checked = access.namespace(namespace)
-    record = memory.facts.set_pinned(checked, fact_id, pinned=False)
-    return _facts(request, memory, checked, notice=f"Unpinned {record.key} (now version {record.version}).")
+    return _set_pinned(request, memory, access.namespace(namespace), fact_id, False)
 
 
 @router.post("/delete")
@@ -70,8 +68,8 @@ def delete(request: Request, memory: MemoryDep, access: AccessDep, namespace: Na
 
 
 @router.post("/preview")
-def preview(request: Request, memory: MemoryDep, access: AccessDep, namespace: Annotated[str, Form()],
-            text: Text, scope: Optional = "global", task_id: Optional = "") -> HTMLResponse:
+def preview(request: Request, memory: MemoryDep, access: AccessDep, namespace: FormField,
+            text: FormField, scope: FormField = "global", task_id: FormField = "") -> HTMLResponse:
     """What saving the message would do, sentence by sentence; nothing is stored."""
     checked = access.namespace(namespace)
     change = memory.facts.preview(checked, text, scope=optional(scope) or "global", task_id=optional(task_id),
@@ -81,8 +79,8 @@ def preview(request: Request, memory: MemoryDep, access: AccessDep, namespace: A
 
 
 @router.post("/observe")
-def observe(request: Request, memory: MemoryDep, access: AccessDep, namespace: Annotated[str, Form()],
-            text: Text, scope: Optional = "global", task_id: Optional = "") -> HTMLResponse:
+def observe(request: Request, memory: MemoryDep, access: AccessDep, namespace: FormField,
+            text: FormField, scope: FormField = "global", task_id: FormField = "") -> HTMLResponse:
     """Store what the rules read in the message (as POST /v1/facts does), then the facts with the outcomes."""
     checked = access.namespace(namespace)
     change = memory.facts.observe(checked, text, scope=optional(scope) or "global", task_id=optional(task_id),

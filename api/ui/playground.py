@@ -4,9 +4,9 @@ and lay the answer open (rendered block, token bars, each item's why, what was l
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
 from api.deps import AccessDep, MemoryDep
@@ -14,13 +14,11 @@ from api.errors import json_problem
 from api.schemas.base import NamespaceQuery
 from api.schemas.context import ContextRequest
 from api.schemas.recall import RecallRequest
-from api.ui.render import guard, number, optional, render, validated, whole
+from api.ui.render import FormField, guard, number, optional, render, validated, whole
 from api.ui.views import CONTEXT_CATEGORIES, context_bar, message_text, omitted_rows, recall_bar, why_parts
 from memory.errors import ValidationError
 
 router = APIRouter(prefix="/ui/fragments", include_in_schema=False, dependencies=[Depends(guard)])
-
-Field = Annotated[str, Form()]
 
 
 @router.get("/recall")
@@ -31,9 +29,10 @@ def recall_form(request: Request, memory: MemoryDep, access: AccessDep, namespac
 
 
 @router.post("/recall")
-def recall(request: Request, memory: MemoryDep, access: AccessDep, namespace: Field, query: Field,
-           budget: Field = "", task_id: Field = "", min_score: Field = "", tags: Field = "", project: Field = "",
-           source: Field = "", kind: Field = "", updated_from: Field = "", updated_to: Field = "") -> HTMLResponse:
+def recall(request: Request, memory: MemoryDep, access: AccessDep, namespace: FormField, query: FormField,
+           budget: FormField = "", task_id: FormField = "", min_score: FormField = "", tags: FormField = "",
+           project: FormField = "", source: FormField = "", kind: FormField = "", updated_from: FormField = "",
+           updated_to: FormField = "") -> HTMLResponse:
     """The recall an agent would get for these fields (as POST /v1/recall answers it), laid open."""
     given = {"project": project, "source": source, "kind": kind, "updated_from": updated_from,
              "updated_to": updated_to}
@@ -58,9 +57,9 @@ def context_form(request: Request, access: AccessDep, namespace: NamespaceQuery)
 
 
 @router.post("/context")
-def context(request: Request, memory: MemoryDep, access: AccessDep, namespace: Field, messages: Field,
-            window: Field = "8192", output_reserve: Field = "", task_id: Field = "",
-            allocation: Field = "") -> HTMLResponse:
+def context(request: Request, memory: MemoryDep, access: AccessDep, namespace: FormField, messages: FormField,
+            window: FormField = "8192", output_reserve: FormField = "", task_id: FormField = "",
+            allocation: FormField = "") -> HTMLResponse:
     """What POST /v1/context answers for the pasted turn: the messages to send, tokens by category, actions."""
     fields = {"window": whole(window, "window"), "output_reserve": whole(output_reserve, "output_reserve"),
               "task_id": optional(task_id), "allocation": optional(allocation)}

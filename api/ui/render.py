@@ -4,10 +4,10 @@ fragment routes, and the checks that turn form fields into a library call's argu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 from urllib.parse import urlencode
 
-from fastapi import HTTPException, Request
+from fastapi import Form, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel
@@ -16,7 +16,7 @@ from pydantic import ValidationError as PydanticValidationError
 from api.errors import field_problems
 from memory.errors import ValidationError
 
-__all__ = ["HEADERS", "guard", "number", "optional", "render", "validated", "whole"]
+__all__ = ["HEADERS", "FormField", "guard", "number", "optional", "render", "validated", "whole"]
 
 # Scripts, styles and images from the service itself only, nothing inline: even a value that escaped escaping
 # could run nothing. The page is never framed, and fragments (the data) are never cached.
@@ -29,6 +29,9 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 _M = TypeVar("_M", bound=BaseModel)
+
+FormField = Annotated[str, Form()]
+"""A field of a posted form, as typed; its checks are the library's (or `whole` / `number` / `validated`)."""
 
 # autoescape=True for every template whatever its name: nothing a user stored reaches the page unescaped.
 _TEMPLATES = Environment(loader=PackageLoader("api.ui", "templates"), autoescape=True, undefined=StrictUndefined,
