@@ -67,11 +67,7 @@ class FactMemory:
         returned in `this_turn`; it is stored only for the task (`session:<task_id>`) when `task_id` is given,
         or in `scope` when that is narrower than global, never as a standing global fact.
         """
-        check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
-        text = _check_text(text)
-        check_scope(scope)
-        self._check_task_id(task_id)
-        return self._write(namespace, scope, self._clauses(text), source, pin=None, task_id=task_id)
+        return self._observe(namespace, text, scope, source, task_id, keep=True)
 
     def preview(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None,
                 task_id: str | None = None) -> FactChange:
@@ -80,22 +76,20 @@ class FactMemory:
         observe's own extraction and write run in a transaction that is rolled back instead of committed, so the
         outcomes (stored, superseded, already known, request, ignored) are the ones observe would give.
         """
+        return self._observe(namespace, text, scope, source, task_id, keep=False)
+
+    def _observe(self, namespace: str, text: str, scope: str, source: str | None, task_id: str | None, *,
+                 keep: bool) -> FactChange:
         check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         text = _check_text(text)
         check_scope(scope)
-        self._check_task_id(task_id)
-        return self._write(namespace, scope, self._clauses(text), source, pin=None, task_id=task_id, keep=False)
-
-    def _clauses(self, text: str) -> tuple[Clause, ...]:
-        # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
-        found = read_again(extract(text, self._rules), self._detector, self._rules)
-        return found.clauses or (Clause(text.strip(), (), guards.NO_FACT),)
-
-    @staticmethod
-    def _check_task_id(task_id: str | None) -> None:
         if task_id is not None and (not isinstance(task_id, str) or not _SCOPE.fullmatch(f"session:{task_id}")):
             raise ValidationError(f"task_id must be 1-128 characters of letters, digits, '.', '_', ':', '@' or '-', "
                                   f"got {str(task_id)[:80]!r}")
+        # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
+        found = read_again(extract(text, self._rules), self._detector, self._rules)
+        clauses = found.clauses or (Clause(text.strip(), (), guards.NO_FACT),)
+        return self._write(namespace, scope, clauses, source, pin=None, task_id=task_id, keep=keep)
 
     def pin(self, namespace: str, *, text: str | None = None, key: str | None = None, value: str | None = None,
             scope: str = "global", source: str | None = None) -> FactChange:
