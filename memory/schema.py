@@ -374,7 +374,66 @@ def _chunk_text_index(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS chunks_text ON chunks (namespace, text_hash)")
 
 
-SCHEMA_VERSION = 10
+def _conversation_state(db: sqlite_utils.Database) -> None:
+    """What /v1/context decided about a conversation, kept in the store so that a restart or another replica
+    decides the same: the user messages of a task already read for facts (`facts_observed`), digests of deleted
+    facts that re-reading a message must not bring back (`fact_tombstones`), how a conversation sent without
+    task_id is followed (`context_threads`) and a task's last tool selection (`context_tools`).
+
+    Digests only where a fact's text would otherwise stay: a deleted fact must leave no byte of its text on disk
+    (tests/security/test_disk_trace.py). `keys` holds, per fact a message stated, the sha256 of its scope and key.
+
+    The per-task rows, and the facts of scope `session:<task_id>`, go with their task by triggers on `tasks`: every
+    path that removes a task row (end_task, expiry of one task or all, a namespace's delete, an expired task
+    reopened by an add) then takes them along without each remembering to, and the task tier's code never
+    writes the fact tier's table (the tiers are siblings; the schema, below both, is where they may meet).
+    """
+    db.executescript(
+        """
+        BEGIN;
+        CREATE TABLE IF NOT EXISTS fact_tombstones (
+            namespace TEXT NOT NULL,
+            digest TEXT NOT NULL,  -- sha256 of the deleted version's key and folded text (memory.facts.tombstones)
+            deleted_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, digest)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS facts_observed (
+            namespace TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            message_digest TEXT NOT NULL,  -- sha256 of (task_id, index, text)
+            idx INTEGER NOT NULL,
+            keys TEXT NOT NULL DEFAULT '[]',  -- JSON list: sha256 of each stated fact's scope and key
+            observed_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, task_id, message_digest)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS context_threads (
+            namespace TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            seed TEXT NOT NULL,  -- the caller's digest of how the conversation starts
+            length INTEGER NOT NULL,  -- messages in its newest request
+            digest TEXT NOT NULL,  -- the caller's digest of those messages
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, task_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS context_threads_seed ON context_threads (namespace, seed, digest);
+        CREATE TABLE IF NOT EXISTS context_tools (
+            namespace TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            names TEXT NOT NULL DEFAULT '[]',  -- JSON list of tool names
+            PRIMARY KEY (namespace, task_id)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER IF NOT EXISTS tasks_conversation_state AFTER DELETE ON tasks BEGIN
+            DELETE FROM facts_observed WHERE namespace = old.namespace AND task_id = old.task_id;
+            DELETE FROM context_threads WHERE namespace = old.namespace AND task_id = old.task_id;
+            DELETE FROM context_tools WHERE namespace = old.namespace AND task_id = old.task_id;
+            DELETE FROM facts WHERE namespace = old.namespace AND scope = 'session:' || old.task_id;
+        END;
+        COMMIT;
+        """
+    )
+
+
+SCHEMA_VERSION = 11
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (1, _v1), (2, _v2), (3, _v3), (4, _v4),
     (5, _turn_conversations),
@@ -383,4 +442,5 @@ MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (8, _task_summaries),
     (9, _fact_confidence),
     (10, _chunk_text_index),
+    (11, _conversation_state),
 )

@@ -120,7 +120,8 @@ class Store:
     def transaction(self, *, commit: bool = True) -> _Transaction:
         """`with store.transaction() as db:` runs the block as one IMMEDIATE transaction under the write lock.
 
-        With `commit` False it is rolled back at the end even when the block succeeds: a dry run.
+        With `commit` False it is rolled back at the end even when the block succeeds: a dry run. Inside another
+        transaction of the same thread it is a SAVEPOINT of that one (committed only when the outer one is).
         """
         return _Transaction(self, commit)
 
@@ -318,21 +319,48 @@ _COUNTED = ("facts", "pinned", "documents", "memories", "chunks")
 
 
 class _Transaction:
+    """BEGIN IMMEDIATE under the write lock; inside another transaction of the same thread, a SAVEPOINT.
+
+    A caller can so wrap several tiers' writes (each opening its own transaction) in one outer transaction and
+    roll them all back together; an inner one rolled back (an exception, or `commit` False) undoes its own
+    writes only. The depth is per thread: another thread's transaction waits on the lock, it does not nest.
+    """
+
     def __init__(self, store: Store, commit: bool) -> None:
         self._store = store
         self._commit = commit
+        self._savepoint: str | None = None
 
     def __enter__(self) -> sqlite_utils.Database:
+        local = self._store._local
         self._store.write_lock.acquire()
-        db = self._store.db
-        db.execute("BEGIN IMMEDIATE")
+        try:
+            db = self._store.db
+            depth = getattr(local, "depth", 0)
+            if depth:
+                self._savepoint = f"nested_{depth}"
+                db.execute(f"SAVEPOINT {self._savepoint}")
+            else:
+                db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._store.write_lock.release()
+            raise
+        local.depth = depth + 1
+        self._local = local
         self._db = db
         return db
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        keep = exc_type is None and self._commit
         try:
-            self._db.execute("COMMIT" if exc_type is None and self._commit else "ROLLBACK")
+            if self._savepoint is None:
+                self._db.execute("COMMIT" if keep else "ROLLBACK")
+            else:
+                if not keep:
+                    self._db.execute(f"ROLLBACK TO {self._savepoint}")
+                self._db.execute(f"RELEASE {self._savepoint}")  # a rolled-back savepoint stays open until released
         finally:
+            self._local.depth -= 1
             self._store.write_lock.release()
 
 

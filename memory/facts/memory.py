@@ -1,4 +1,5 @@
-"""FactMemory: extract facts from messages by rules, store them as versions, pin, list, forget, score."""
+"""FactMemory: extract facts from messages by rules, store them as versions, pin, list, forget, score; read a
+task's conversation once per message (memory.facts.conversation)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,19 @@ import builtins
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any
 
 from memory.clock import Clock, to_iso
 from memory.config import FactsConfig, LimitsConfig
 from memory.errors import NotFoundError, ValidationError
-from memory.facts import guards
+from memory.facts import guards, tombstones
 from memory.facts.assisted import read_again
+from memory.facts.conversation import ConversationFacts
 from memory.facts.detector import ClauseDetector
 from memory.facts.extract import extract
 from memory.facts.model import Clause, ExtractedFact
-from memory.facts.records import FactChange, FactRecord, FactRecords, Outcome
+from memory.facts.records import FactChange, FactRecord, FactRecords
 from memory.facts.rules import RuleSet
+from memory.facts.writer import FactWriter
 from memory.limits import check_length
 from memory.snippet import Snippet
 from memory.store import Store
@@ -29,9 +30,6 @@ __all__ = ["FactMemory", "check_scope"]
 
 _SCOPE = re.compile(r"global|(project|session):[A-Za-z0-9._:@\-]{1,128}")
 _KEY = re.compile(r"[^\s].{0,199}", re.S)
-_BUDGET = "limit:budget"
-_THIS_TURN = ("for this request only: returned in this_turn and not stored (send task_id to keep it for the task, "
-              "or say 'from now on' to make it a standing rule)")
 
 
 def check_scope(scope: str) -> str:
@@ -57,6 +55,8 @@ class FactMemory:
         self._config = config
         self._clock = clock
         self._rows = FactRecords()
+        self._writer = FactWriter(store, rules, config, clock)
+        self._conversations = ConversationFacts(store, self._writer, self._read, clock, limits)
 
     def observe(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None,
                 task_id: str | None = None) -> FactChange:
@@ -83,13 +83,28 @@ class FactMemory:
         check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         text = _check_text(text)
         check_scope(scope)
-        if task_id is not None and (not isinstance(task_id, str) or not _SCOPE.fullmatch(f"session:{task_id}")):
-            raise ValidationError(f"task_id must be 1-128 characters of letters, digits, '.', '_', ':', '@' or '-', "
-                                  f"got {str(task_id)[:80]!r}")
-        # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
+        if task_id is not None:
+            _check_task_id(task_id)
+        return self._writer.write(namespace, scope, self._read(text), source, pin=None, task_id=task_id, keep=keep)
+
+    def observe_conversation(self, namespace: str, task_id: str, messages: Sequence[tuple[int, str]], *,
+                             source_prefix: str | None = None) -> dict[int, frozenset[tuple[str, str]]]:
+        """Read a task's user messages, (index in the conversation, text) in order, for facts; for each message
+        given, the (scope, key) of the facts in force it stated.
+
+        A message read before for this task (across restarts) is not read again. Facts are kept for the task
+        (scope `session:<task_id>`, source `conversation <task_id> messages[<index>]`, or `source_prefix` in place
+        of `conversation <task_id>`); a clause stating a fact the user deleted, or one already in force (in the
+        task's scope or the namespace's), or the words of a superseded version, stores nothing. A message with no
+        text (NULs, blanks) or over limits.max_text_chars is not read. One transaction for all the messages.
+        """
+        return self._conversations.observe(namespace, _check_task_id(task_id), messages, source_prefix)
+
+    def _read(self, text: str) -> tuple[Clause, ...]:
+        """The message's clauses by the rules, then the detector (observe and conversations alike)."""
         found = read_again(extract(text, self._rules), self._detector, self._rules)
-        clauses = found.clauses or (Clause(text.strip(), (), guards.NO_FACT),)
-        return self._write(namespace, scope, clauses, source, pin=None, task_id=task_id, keep=keep)
+        # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
+        return found.clauses or (Clause(text.strip(), (), guards.NO_FACT),)
 
     def pin(self, namespace: str, *, text: str | None = None, key: str | None = None, value: str | None = None,
             scope: str = "global", source: str | None = None) -> FactChange:
@@ -114,7 +129,7 @@ class FactMemory:
             clauses = (Clause(fact.text, (fact,)),)
         else:
             raise ValidationError("pin needs 'text', or both 'key' and 'value'")
-        return self._write(namespace, scope, clauses, source, pin=True)
+        return self._writer.write(namespace, scope, clauses, source, pin=True)
 
     def set_pinned(self, namespace: str, fact_id: str, *, pinned: bool) -> FactRecord:
         """Pin or unpin the fact in force for `fact_id`'s key, as a new version."""
@@ -147,21 +162,27 @@ class FactMemory:
         return self._rows.lineage(db, namespace, found.scope, found.key)
 
     def delete(self, namespace: str, fact_id: str) -> int:
-        """Hard-delete the fact and every version of its key; returns rows removed."""
+        """Hard-delete the fact and every version of its key; returns rows removed.
+
+        Each version leaves a tombstone (a digest of its key and text, no text): re-reading the conversation that
+        stated it does not bring it back (observe_conversation); an explicit observe does.
+        """
         with self._store.transaction() as db:
             found = self._rows.get(db, namespace, fact_id)
             if found is None:
                 raise NotFoundError(f"fact {fact_id!r} does not exist in namespace {namespace!r}")
+            lineage = self._rows.lineage(db, namespace, found.scope, found.key)
+            tombstones.bury(db, namespace, lineage, to_iso(self._clock()))
             self._store.erase_later(db)  # the WAL still holds the deleted versions (memory.erase)
             removed = self._rows.delete_lineage(db, namespace, found.scope, found.key)
         remembered.forget_all()  # sentences of it cached above this tier
         return removed
 
     def delete_namespace(self, namespace: str) -> int:
-        """Hard-delete every fact of a namespace."""
+        """Hard-delete every fact of a namespace, with its tombstones and which messages were read; facts removed."""
         with self._store.transaction() as db:
             removed = self._rows.delete_namespace(db, namespace)
-            if removed:
+            if removed + self._conversations.forget_namespace(db, namespace):
                 self._store.erase_later(db)
         remembered.forget_all()
         return removed
@@ -187,90 +208,17 @@ class FactMemory:
             ))
         return found
 
-    def _corrects(self, text: str) -> bool:
-        """Whether text corrects what was said before it (the rule files' correction markers, either language)."""
-        return any(m.correction is not None and m.correction.search(text) for m in self._rules.markers.values())
-
-    def _latest_budget(self, db: Any, namespace: str, scope: str) -> str | None:
-        """The key of the budget in force stated last ("budget", or "budget for <thing>"): what a correction
-        that names no thing ("actually, make that $1,500", "算了，改成800元") corrects."""
-        row = db.execute(
-            "SELECT key FROM facts WHERE namespace = ? AND scope = ? AND superseded_at IS NULL "
-            "AND (key = ? OR key LIKE ?) ORDER BY rowid DESC LIMIT 1",  # rowid: the order written
-            [namespace, scope, _BUDGET, _BUDGET + " for%"]).fetchone()
-        return str(row[0]) if row else None
-
-    def _write(self, namespace: str, scope: str, clauses: Sequence[Clause], source: str | None,
-               pin: bool | None, task_id: str | None = None, keep: bool = True) -> FactChange:
-        """Store the clauses' facts and say what became of each; with `keep` False, roll it all back."""
-        stored: list[FactRecord] = []
-        superseded: list[FactRecord] = []
-        outcomes: list[Outcome] = []
-        this_turn: list[ExtractedFact] = []
-        with self._store.transaction(commit=keep) as db:
-            now = to_iso(self._clock())
-            said_before = ""
-            for clause in clauses:
-                correcting = self._corrects(said_before + " " + clause.text)
-                said_before = clause.text
-                if not clause.facts:
-                    outcomes.append(Outcome(clause.text, "ignored", clause.reason or guards.NO_FACT))
-                    continue
-                ids: list[str] = []
-                replaced: list[str] = []
-                known: list[FactRecord] = []
-                kept = 0
-                for fact in clause.facts:
-                    where = scope
-                    if pin is None and fact.lifetime == "request":
-                        this_turn.append(fact)
-                        if scope == "global" and task_id is None:
-                            continue  # for this request only: answered in this_turn, never a global standing rule
-                        where = f"session:{task_id}" if scope == "global" else scope
-                    kept += 1
-                    if correcting and fact.key == _BUDGET:
-                        fact = replace(fact, key=self._latest_budget(db, namespace, where) or fact.key)
-                    current = self._rows.current(db, namespace, where, fact.key)
-                    # A fact the model-assisted detector found is recalled when relevant, not pinned unasked.
-                    pinned = pin if pin is not None else (
-                        current.pinned if current else fact.kind in self._config.auto_pin_kinds
-                        and fact.confidence >= 1.0
-                        and not fact.key.startswith(_BUDGET + " for"))  # about one thing: recalled, not standing
-                    if current and (current.value, current.kind, current.pinned) == (fact.value, fact.kind, pinned):
-                        ids.append(current.id)
-                        known.append(current)
-                        continue
-                    record = FactRecord(
-                        id=FactRecords.new_id(), namespace=namespace, scope=where, key=fact.key, value=fact.value,
-                        kind=fact.kind, text=fact.text, pinned=pinned,
-                        version=current.version + 1 if current else 1,
-                        created_at=now, updated_at=now, source=source, rule=fact.rule, confidence=fact.confidence,
-                    )
-                    self._rows.insert(db, record)
-                    if current:
-                        superseded.append(self._rows.supersede(db, current, record.id, now))
-                        replaced.append(current.id)
-                    stored.append(record)
-                    ids.append(record.id)
-                if not kept:
-                    outcomes.append(Outcome(clause.text, "request", _THIS_TURN))
-                    continue
-                outcomes.append(_outcome(clause.text, ids, replaced, known))
-        ignored = tuple((o.text, o.reason or "") for o in outcomes if o.outcome == "ignored")
-        return FactChange(tuple(stored), tuple(superseded), ignored, tuple(outcomes), tuple(this_turn))
-
-
-def _outcome(text: str, ids: builtins.list[str], replaced: builtins.list[str],
-             known: builtins.list[FactRecord]) -> Outcome:
-    # A clause whose facts were all known already stored nothing; one new fact is enough to count as stored.
-    if len(known) == len(ids):
-        said = ", ".join(f"{r.id} (version {r.version})" for r in known)
-        return Outcome(text, "ignored", f"already known: same value as {said}", tuple(ids))
-    return Outcome(text, "superseded" if replaced else "stored", None, tuple(ids), tuple(replaced))
-
 
 def _digest(text: str) -> str:
     return hashlib.sha256(" ".join(text.lower().split()).encode("utf-8")).hexdigest()[:12]
+
+
+def _check_task_id(task_id: object) -> str:
+    """A task id as a session scope accepts it."""
+    if not isinstance(task_id, str) or not _SCOPE.fullmatch(f"session:{task_id}"):
+        raise ValidationError(f"task_id must be 1-128 characters of letters, digits, '.', '_', ':', '@' or '-', "
+                              f"got {str(task_id)[:80]!r}")
+    return task_id
 
 
 def _check_text(text: object, field: str = "text") -> str:

@@ -8,13 +8,15 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import Any
 
+import sqlite_utils
+
 from memory.clock import Clock, to_iso, utc_now
 from memory.config import LimitsConfig, TasksConfig
 from memory.errors import NotFoundError, ValidationError
 from memory.limits import check_length, check_metadata, parse_metadata
 from memory.snippet import Snippet
 from memory.store import Store
-from memory.task import listing, policy, ranking, tree
+from memory.task import listing, policy, ranking, selections, threads, tree
 from memory.task import summaries as summary_sql  # as: TaskMemory.summaries is a method
 from memory.task.model import AddedItem, Page, SummaryVersion, TaskInfo, TaskItem
 from memory.task.pages import first_page, page_ends
@@ -44,8 +46,9 @@ _CANDIDATE = (
 class TaskMemory:
     """The task tier: items keyed by (namespace, task id), gone when they or their task expire or end.
 
-    A task exists from its first item on; its expiry (tasks.default_ttl_s) slides forward on every add to it
-    or to any of its sub-tasks. An item lives as long as its task, or less when given its own ttl_s.
+    A task exists from its first item on (or its first summary, tool selection, `touch` or `thread`); its expiry
+    (tasks.default_ttl_s) slides forward on every add to it or to any of its sub-tasks. An item lives as long as
+    its task, or less when given its own ttl_s.
     """
 
     def __init__(self, store: Store, counter: TokenCounter, config: TasksConfig, clock: Clock = utc_now, *,
@@ -108,7 +111,7 @@ class TaskMemory:
                     key, was_offloaded, size, own, task_end = known
                     return AddedItem(key=key, task_id=task_id, offloaded=bool(was_offloaded), tokens=size,
                                      expires_at=min(own, task_end) if own else task_end)
-            seq, task_expiry = tree.open_task(db, namespace, task_id, parent_task_id, now, task_expiry)
+            seq, task_expiry = self._open(db, namespace, task_id, parent_task_id, now, task_expiry)
             key = f"{task_id}/r{seq}"
             shown = ranking.offload_text(key, tokens, head) if head is not None else None
             db.execute(
@@ -120,6 +123,49 @@ class TaskMemory:
             )
         expires = min(item_expiry, task_expiry) if item_expiry is not None else task_expiry
         return AddedItem(key=key, task_id=task_id, offloaded=offloaded, tokens=tokens, expires_at=expires)
+
+    def touch(self, namespace: str, task_id: str, parent_task_id: str | None = None) -> None:
+        """Open the task, or slide its expiry, without adding an item (as `add` does): a conversation whose turn
+        stores only facts still has a task that ending it or its expiry removes, facts included."""
+        policy.check_namespace(namespace)
+        policy.check_task_id(task_id)
+        if parent_task_id is not None:
+            policy.check_task_id(parent_task_id, "parent_task_id")
+        now, expiry = self._expiry()
+        with self._store.transaction() as db:
+            self._open(db, namespace, task_id, parent_task_id, now, expiry, numbered=False)
+
+    def thread(self, namespace: str, seed: str, prefixes: Sequence[str]) -> str:
+        """The task of a conversation sent without task_id (memory.task.threads), opened or its expiry slid.
+
+        `seed` is the caller's digest of how the conversation starts, `prefixes[k]` its digest of the request's
+        messages[:k + 1]. The request continues the known thread of that seed whose newest request it extends or
+        repeats (the longest), else a new one starts (task id `ctx-` and 16 hex digits, the same on every replica);
+        this request becomes the thread's newest.
+        """
+        policy.check_namespace(namespace)
+        seed, checked = threads.check(seed, prefixes)
+        now, expiry = self._expiry()
+        with self._store.transaction() as db:
+            task_id = threads.follow(db, namespace, seed, checked) or threads.new_task_id(db, namespace, seed)
+            self._open(db, namespace, task_id, None, now, expiry, numbered=False)
+            threads.record(db, namespace, task_id, seed, checked, now)
+        return task_id
+
+    def tool_selection(self, namespace: str, task_id: str) -> tuple[str, ...]:
+        """The task's last tool selection (set_tool_selection); empty when it has none, is unknown or expired."""
+        now = self._enter(namespace, task_id)
+        return selections.read(self._store.db, namespace, task_id, now)
+
+    def set_tool_selection(self, namespace: str, task_id: str, names: Sequence[str]) -> None:
+        """Keep the tool names chosen for the task's turn; the task opens or its expiry slides as on `add`."""
+        policy.check_namespace(namespace)
+        policy.check_task_id(task_id)
+        chosen = selections.check_names(names, self._limits)
+        now, expiry = self._expiry()
+        with self._store.transaction() as db:
+            self._open(db, namespace, task_id, None, now, expiry, numbered=False)
+            selections.write(db, namespace, task_id, chosen)
 
     def get(self, namespace: str, task_id: str, key: str) -> TaskItem:
         """One live item of the task or of one of its sub-tasks, with its full text."""
@@ -246,7 +292,7 @@ class TaskMemory:
         now = to_iso(moment)
         expiry = to_iso(moment + timedelta(seconds=self._config.default_ttl_s))
         with self._store.transaction() as db:
-            tree.open_task(db, namespace, task_id, parent_task_id, now, expiry, numbered=False)
+            self._open(db, namespace, task_id, parent_task_id, now, expiry, numbered=False)
             return summary_sql.insert(db, namespace, task_id, now, values)
 
     def latest_summary(self, namespace: str, task_id: str) -> SummaryVersion | None:
@@ -278,7 +324,8 @@ class TaskMemory:
         return found
 
     def end_task(self, namespace: str, task_id: str) -> int:
-        """Remove the task, its sub-tasks (recursively), all their items and summaries; the number of items removed."""
+        """Remove the task, its sub-tasks (recursively), all their items and summaries, and with the tasks their
+        conversation state and session facts (a trigger, memory.schema); the number of items removed."""
         policy.check_namespace(namespace)
         policy.check_task_id(task_id)
         with self._store.transaction() as db:
@@ -293,7 +340,8 @@ class TaskMemory:
         return removed
 
     def delete_namespace(self, namespace: str) -> int:
-        """Remove every task, item and summary of a namespace; the number of items removed (0 for an unknown one)."""
+        """Remove every task, item and summary of a namespace, and with the tasks their conversation state and
+        session facts (a trigger, memory.schema); the number of items removed (0 for an unknown one)."""
         policy.check_namespace(namespace)
         with self._store.transaction() as db:
             before = db.conn.total_changes
@@ -327,6 +375,21 @@ class TaskMemory:
                 self._store.erase_later(db)  # expired items' and summaries' text must not stay in the WAL either
             remembered.forget_all()
         return removed
+
+    def _expiry(self) -> tuple[str, str]:
+        """Now, and when a task opened or slid now expires."""
+        moment = self._clock()
+        return to_iso(moment), to_iso(moment + timedelta(seconds=self._config.default_ttl_s))
+
+    def _open(self, db: sqlite_utils.Database, namespace: str, task_id: str, parent_task_id: str | None, now: str,
+              expiry: str, *, numbered: bool = True) -> tuple[int, str]:
+        """tree.open_task, owing an erase pass when it starts an expired task over: its items, summaries and
+        session facts are deleted then (memory.erase)."""
+        expired = db.execute("SELECT 1 FROM tasks WHERE namespace = ? AND task_id = ? AND expires_at <= ?",
+                             [namespace, task_id, now]).fetchone()
+        if expired is not None:
+            self._store.erase_later(db)
+        return tree.open_task(db, namespace, task_id, parent_task_id, now, expiry, numbered=numbered)
 
     def _enter(self, namespace: str, task_id: str) -> str:
         """Validate, read the clock once, and purge what of this task has expired; the call's `now`."""

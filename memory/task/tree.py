@@ -83,7 +83,10 @@ def slide_ancestors(db: sqlite_utils.Database, namespace: str, task_id: str, exp
 
 
 def delete_tree(db: sqlite_utils.Database, namespace: str, task_id: str) -> int:
-    """Remove a task, its descendants and all their items and summaries; the number of items removed."""
+    """Remove a task, its descendants and all their items and summaries; the number of items removed.
+
+    Each task row deleted takes its conversation state and `session:<task_id>` facts along (a trigger on `tasks`,
+    memory.schema), here and wherever else a task row goes."""
     params = {"namespace": namespace, "task_id": task_id}
     removed = db.execute(
         f"DELETE FROM task_items WHERE namespace = :namespace AND task_id IN ({_SUBTREE})", params
