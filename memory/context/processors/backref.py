@@ -1,81 +1,61 @@
-"""The same item seen again: in a JSON list result, an object whose id an earlier result already showed becomes a
-back-reference to that result, so a search repeated with other words does not bring the same papers twice.
-The list keeps its new items first and its back-references after them."""
+"""An item identical to one of an earlier result the agent still sees becomes a reference to that tool call."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["BackReferences"]
+from memory.context.processors.base import Processed
+
+__all__ = ["back_reference"]
 
 _ID_FIELDS = ("id", "doc_id", "url", "uuid")
 
 
-class BackReferences:
-    """Remembers the ids of the items of the results it has read, in conversation order.
+def back_reference(text: str, earlier: Sequence[tuple[str, str]]) -> Processed | None:
+    """`text` with each object identical to an item of an `earlier` (tool_call_id, result) as {"<id field>": ...,
+    "same_as": tool_call_id}, the first of them that holds it, so that a search repeated in other words does not show
+    the same papers twice; None when no item is replaced.
 
-    `known` maps a result's text to its items' ids (None: not a JSON list), kept across turns by the caller: the
-    same results come back every turn, and most of them repeat nothing, so they need not be parsed again.
+    Only identity counts: items that share an id but differ in any field (a search's hits reusing the ids m0, m1, ...
+    for other paths and lines) are different items and stay whole.
     """
-
-    name = "back_reference"
-
-    def __init__(self, known: dict[str, tuple[str | None, ...] | None] | None = None,
-                 written: dict[tuple[str, tuple[str | None, ...]], str] | None = None) -> None:
-        self.seen: dict[str, str] = {}  # item id -> where it was first shown
-        self._known = {} if known is None else known
-        self._written = {} if written is None else written  # (text, where its items were seen) -> the result
-
-    def reduce(self, text: str, where: str) -> str | None:
-        """`text` with the items seen before as {"id": ..., "seen_in": where} (or their url, ...); None when none
-        repeats."""
-        if text in self._known:
-            names = self._known[text]
-        else:
-            parsed = _parse(text)
-            names = None if parsed is None else tuple(_name(item) for item in parsed[0])
-            if len(self._known) >= _KNOWN_SIZE:
-                self._known.clear()
-            self._known[text] = names
-        if names is None:
-            return None
-        if not any(name is not None and name in self.seen for name in names):
-            for name in names:
-                if name is not None:
-                    self.seen.setdefault(name, where)
-            return None
-        origins = tuple(self.seen.get(name) if name is not None else None for name in names)
-        memo = (text, origins)
-        if memo in self._written:
-            for name in names:
-                if name is not None:
-                    self.seen.setdefault(name, where)
-            return self._written[memo]
-        parsed = _parse(text)
-        if parsed is None:  # it parsed when its names were taken; kept for the type checker
-            return None
-        items, wrap = parsed
-        new: list[Any] = []
-        again: list[Any] = []
-        for item, name in zip(items, names, strict=True):
-            ident = _ident(item)
-            if ident is not None and name is not None and name in self.seen:
-                again.append({ident[0]: ident[1], "seen_in": self.seen[name]})
+    parsed = _parse(text)
+    if parsed is None:
+        return None
+    items, wrap = parsed
+    seen: dict[str, str] = {}  # an earlier item, canonical -> the call whose result holds it
+    for call_id, result in earlier:
+        before = _parse(result)
+        for item in before[0] if before is not None else ():
+            if isinstance(item, dict):
+                seen.setdefault(_canonical(item), call_id)
+    new: list[Any] = []
+    again: list[Any] = []
+    by_call: Counter[str] = Counter()
+    for item in items:
+        call = seen.get(_canonical(item)) if isinstance(item, dict) else None
+        if call is not None:
+            reference = {**_ident(item), "same_as": call}
+            if len(_canonical(reference)) < len(_canonical(item)):  # never a reference longer than the item
+                again.append(reference)
+                by_call[call] += 1
                 continue
-            if name is not None:
-                self.seen[name] = where
-            new.append(item)
-        # The new items first: a shortened list then shows what the model has not read yet.
-        written = json.dumps(wrap([*new, *again]), ensure_ascii=False)
-        if len(self._written) >= _KNOWN_SIZE:
-            self._written.clear()
-        self._written[memo] = written
-        return written
+        new.append(item)
+    if not again:
+        return None
+    # The new items first: a list cut to fit then shows what the model has not read yet.
+    written = json.dumps(wrap([*new, *again]), ensure_ascii=False, separators=(",", ":"))
+    calls = ", ".join(f"{call} ({count:,})" for call, count in by_call.items())
+    left_out = (f"{len(again):,} item{'s' if len(again) > 1 else ''} identical to items of earlier results, replaced "
+                f"by references to those results and moved after the new items: {calls}")
+    return Processed("back_reference", written, left_out)
 
 
-_KNOWN_SIZE = 20_000
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def _parse(text: str) -> tuple[list[Any], Callable[[list[Any]], Any]] | None:
@@ -84,7 +64,7 @@ def _parse(text: str) -> tuple[list[Any], Callable[[list[Any]], Any]] | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(data, list):
         return data, lambda items: items
@@ -96,17 +76,10 @@ def _parse(text: str) -> tuple[list[Any], Callable[[list[Any]], Any]] | None:
     return None
 
 
-def _name(item: Any) -> str | None:
-    ident = _ident(item)
-    return None if ident is None else f"{ident[0]}={ident[1]}"
-
-
-def _ident(item: Any) -> tuple[str, str | int] | None:
+def _ident(item: dict[str, Any]) -> dict[str, Any]:
     """The item's identifying field and value, if it has one."""
-    if not isinstance(item, dict):
-        return None
     for field in _ID_FIELDS:
         value = item.get(field)
         if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
-            return field, value
-    return None
+            return {field: value}
+    return {}

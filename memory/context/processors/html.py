@@ -1,14 +1,24 @@
-"""An HTML page: its visible text, scripts and styles left out, blank runs folded."""
+"""An HTML page: its visible text (scripts and styles out, blank runs folded), cut at a line end to the room."""
 
 from __future__ import annotations
 
+import html
 import re
-from html.parser import HTMLParser
+
+from memory.context.processors.base import Processed
+from memory.context.processors.fit import fits, fitting
+from memory.tokens import TokenCounter
 
 __all__ = ["HtmlText"]
 
-_TAG = re.compile(r"<\s*(html|body|div|p|span|table|a|head)\b", re.IGNORECASE)
-_BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "table"}
+_USUAL = re.compile(r"<\s*(html|body|div|p|span|table|a|head)\b", re.IGNORECASE)
+# Regular expressions, not an HTML parser: the standard library's parser is pure Python and slow on the megabyte
+# pages tools return, and a browser ends a script at the first "</script" too.
+_HIDDEN = re.compile(r"<(script|style|noscript|template)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL)
+_BLOCK = re.compile(r"</?(p|div|br|li|tr|h[1-6]|section|article|table|ul|ol|header|footer|nav|title|pre|blockquote)"
+                    r"\b[^>]*>", re.IGNORECASE)
+_TAG = re.compile(r"</?[a-zA-Z!][^>]*>")
+_MARKUP = "the page's markup (tags and link addresses), scripts and styles"
 
 
 class HtmlText:
@@ -16,34 +26,37 @@ class HtmlText:
 
     name = "html"
 
-    def reduce(self, text: str) -> str | None:
-        if len(_TAG.findall(text)) < 2:
+    def reduce(self, text: str, room: int, counter: TokenCounter) -> Processed | None:
+        """The page's text, its first lines when all of it does not fit `room`."""
+        if len(_USUAL.findall(text)) < 2:
             return None
-        parser = _Text()
-        parser.feed(text)
-        parser.close()
-        folded = re.sub(r"\n\s*\n+", "\n\n", re.sub(r"[ \t]+", " ", "".join(parser.parts)))
-        return folded.strip() or None
+        # Line breaks in the source are spaces on the page; the blocks break lines.
+        flat = re.sub(r"\s+", " ", _HIDDEN.sub(" ", text))
+        unmarked = html.unescape(_TAG.sub("", _BLOCK.sub("\n", flat)))
+        visible = re.sub(r"\n{3,}", "\n\n", re.sub(r" *\n *", "\n", re.sub(r"[ \t]+", " ", unmarked))).strip()
+        if not visible:
+            return None
+        if fits(visible, room, counter):
+            return Processed(self.name, visible, _MARKUP)
+        lines = visible.split("\n")
+        total = len(lines)
 
+        def note(shown: int) -> str:
+            return f"[showing lines 1-{shown:,} of the page's {total:,} lines of text]"
 
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style", "noscript"):
-            self._skip += 1
-        elif tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "noscript") and self._skip:
-            self._skip -= 1
-        elif tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data)
+        shown = fitting(lines, room - counter.count(note(total)) - 1, counter)
+        reduced = "\n".join([note(shown), *lines[:shown]])
+        while shown and counter.count(reduced) > room:  # the running count is close; the exact one decides
+            shown -= 1
+            reduced = "\n".join([note(shown), *lines[:shown]])
+        if shown:
+            return Processed(self.name, reduced, f"lines {shown + 1:,}-{total:,} of the page's {total:,} lines of "
+                                                 f"text, and {_MARKUP}")
+        # Not even the first line fits: its beginning, cut on a token boundary.
+        head = f"[showing the beginning of line 1 of the page's {total:,} lines of text]"
+        start = counter.head(lines[0], room - counter.count(head + "\n…") - 1)
+        while start and counter.count(f"{head}\n{start}…") > room:
+            start = start[:-1]
+        rest = f" and lines 2-{total:,}" if total > 1 else ""
+        return Processed(self.name, f"{head}\n{start}…",
+                         f"the end of line 1{rest} of the page's {total:,} lines of text, and {_MARKUP}")
