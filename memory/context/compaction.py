@@ -1,5 +1,5 @@
 """Compaction's pure parts: when to compact, where the compacted span ends, what the user said as a rule in
-passing, the span's full text for its reference, and the digest that ties a stored summary to its messages.
+passing, the span's full text in parts for its references, and the digest that ties a stored summary to its messages.
 
 The trigger (seed 001 §5.1, seed 003 §3.3): the history (the summary in force plus the verbatim messages) passes
 `compact_watermark` of its room. A compaction summarises everything before the most recent `keep_turns` user
@@ -15,14 +15,15 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 from memory.bullet import clean
 from memory.context.messages import Message, Unit
 from memory.text import remembered
 from memory.text.sentences import split_sentences
 
-__all__ = ["boundary", "digest", "forget", "instructions", "span_text", "triggered"]
+__all__ = ["boundary", "digest", "forget", "instructions", "link", "linked", "span_texts", "triggered"]
 
 # What a user says as a rule without the fact rules recognising it ("don't use that library", "只分析A列和B列"):
 # kept verbatim among the summary's constraints.
@@ -32,6 +33,10 @@ _INSTRUCTION = re.compile(
     r"|不要|别用|别再|不许|不能|不准|禁止|请勿|只用|只分析|只看|只要|仅|必须|务必|一定要|千万",
     re.IGNORECASE)
 _MAX_INSTRUCTION_CHARS = 240  # a longer sentence is explanation or pasted text, not a rule
+_NOTHING: Mapping[int, str] = MappingProxyType({})
+# A task item's key is its task id (at most 128 characters), "/r" and its number: a link line naming it fits.
+_KEY_CHARS = 160
+_MIN_PART_CHARS = 200  # a part holds a message's head and some of its text
 
 
 def digest(messages: Sequence[Message], last: int) -> str:
@@ -88,18 +93,78 @@ def forget() -> None:
     _worded_as_rules.cache_clear()
 
 
-def span_text(messages: Sequence[Message], earlier: str | None = None) -> str:
-    """The whole text of a compacted span, one block per message, for the task item its reference names; it ends
-    by naming the item of the span before it (`earlier`), so every compacted message stays reachable from the
-    newest reference however many compactions a summary has room to list."""
-    blocks = []
-    for m in messages:
-        head = f"messages[{m.index}] {m.role}" + (f" ({m.tool_call_id})" if m.tool_call_id else "")
-        calls = "".join(f"\n-> {c.name}({c.arguments})" for c in m.tool_calls)
-        blocks.append(f"{head}:\n{m.content}{calls}")
-    if earlier is not None:
-        blocks.append(f"[the messages before these: task item {earlier}]")
-    return "\n\n".join(blocks)
+def link(key: str) -> str:
+    """The line that ends a part of a span's text: the task item holding the messages before its own."""
+    return f"[the messages before these: task item {key}]"
+
+
+def linked(part: str, key: str) -> str:
+    """A part of a span's text as stored, naming the task item `key` of the part (or span) before it."""
+    return f"{part}\n{link(key)}"
+
+
+def span_texts(messages: Sequence[Message], earlier: str | None = None, *,
+               offloaded: Mapping[int, str] = _NOTHING, limit: int) -> list[str]:
+    """The whole text of a compacted span, one block per message, in parts to store as task items in order.
+
+    The first part ends by naming `earlier` (the item of the span before, when there is one); store each later
+    part as `linked(part, key)`, `key` being the item the part before it was stored as, and name the last part's
+    item under the summary's References: every compacted message stays reachable from the newest reference.
+    Every part, linked so to a key of up to `_KEY_CHARS` characters, is at most `limit` characters.
+
+    Parts are cut between messages; a message longer than a part alone is cut at line ends where it can be, its
+    later pieces headed "messages[i] (continued)". A message listed in `offloaded` (its index -> the item its whole
+    text is already stored as) is written as a line naming that item instead of its text.
+    """
+    room = limit - max(len(linked("", "k" * _KEY_CHARS)), len(linked("", earlier)) if earlier is not None else 0)
+    if room < _MIN_PART_CHARS:
+        raise ValueError(f"limit must leave at least {_MIN_PART_CHARS} characters of a part for the messages once "
+                         f"its link line is written, got limit={limit}; pass limits.max_text_chars")
+    parts: list[str] = []
+    current: list[str] = []  # the blocks of the part being filled, joined once it is full
+    size = 0
+    for message in messages:
+        block = _block(message, offloaded.get(message.index))
+        if current and size + 2 + len(block) <= room:
+            current.append(block)
+            size += 2 + len(block)
+            continue
+        if current:
+            parts.append("\n\n".join(current))
+        *whole, last = _pieces(block, message.index, room) if len(block) > room else [block]
+        parts += whole
+        current, size = [last], len(last)
+    if current:
+        parts.append("\n\n".join(current))
+    if parts and earlier is not None:
+        parts[0] = linked(parts[0], earlier)
+    return parts
+
+
+def _block(message: Message, key: str | None) -> str:
+    head = f"messages[{message.index}] {message.role}" + (f" ({message.tool_call_id})" if message.tool_call_id
+                                                            else "")
+    body = message.content if key is None else f"[the whole text is task item {key}]"
+    calls = "".join(f"\n-> {c.name}({c.arguments})" for c in message.tool_calls)
+    return f"{head}:\n{body}{calls}"
+
+
+def _pieces(block: str, index: int, room: int) -> list[str]:
+    """A message's block cut into pieces of at most `room` characters, at a line end in the last half of a piece
+    when there is one."""
+    continued = f"messages[{index}] (continued):\n"
+    pieces: list[str] = []
+    rest = block
+    while rest:
+        head = continued if pieces else ""
+        size = room - len(head)
+        if len(rest) <= size:
+            cut = len(rest)
+        else:
+            cut = rest.rfind("\n", size // 2, size) + 1 or size
+        pieces.append(head + rest[:cut])
+        rest = rest[cut:]
+    return pieces
 
 
 remembered.register(forget)
