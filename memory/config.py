@@ -195,10 +195,12 @@ class ContextConfig:
     restate_constraints: bool = True
     retrieval_position: str = "after_history"
     compact: bool = True
-    compact_watermark: float = 0.70
+    compact_watermark: float = 0.90
+    compact_target: float = 0.60
     keep_turns: int = 4
     summary_share: float = 0.25
     constraints_share: float = 0.15
+    read_tool: bool = False
 
 
 @dataclass(frozen=True)
@@ -328,7 +330,8 @@ _UNIT_INTERVAL = {
     ("retrieval", "dense_ceiling"), ("retrieval", "coverage_weight"), ("retrieval", "duplicate_similarity"),
     ("retrieval", "duplicate_penalty"), ("retrieval", "supersede_similarity"), ("retrieval", "neighbour_weight"),
     ("retrieval", "turn_context"), ("retrieval", "speaker_boost"), ("retrieval", "date_boost"),
-    ("context", "compact_watermark"), ("context", "summary_share"), ("context", "constraints_share"),
+    ("context", "compact_watermark"), ("context", "compact_target"), ("context", "summary_share"),
+    ("context", "constraints_share"),
 }
 
 # 0 switches the feature off.
@@ -538,10 +541,13 @@ def _check(config: Config, origin: str) -> None:
     if not 0.0 <= config.context.safety_margin <= 0.5:
         raise ConfigError(f"{origin}: context.safety_margin must be between 0 and 0.5, got "
                           f"{config.context.safety_margin!r}")
-    if config.context.summary_share >= config.context.compact_watermark:
-        raise ConfigError(f"{origin}: context.summary_share must be below context.compact_watermark (a summary "
-                          f"that fills the watermark would trigger the next compaction at once), got "
-                          f"{config.context.summary_share:g} / {config.context.compact_watermark:g}")
+    if not config.context.summary_share < config.context.compact_target < 1.0:
+        raise ConfigError(f"{origin}: context.summary_share must be below context.compact_target, and that below 1 "
+                          f"(a compaction that leaves the history's whole room used would trigger the next one at "
+                          f"once), got {config.context.summary_share:g} / {config.context.compact_target:g}")
+    if config.context.compact_watermark <= 0:
+        raise ConfigError(f"{origin}: context.compact_watermark must be above 0 (the share of the available tokens "
+                          f"a turn may use before anything is cut), got {config.context.compact_watermark:g}")
     s = config.summariser
     if s.enabled and not (s.base_url.startswith(("http://", "https://")) and s.model):
         raise ConfigError(f"{origin}: summariser.enabled needs summariser.base_url (http:// or https://) and "

@@ -110,7 +110,7 @@ class Memory:
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
         self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
         self._assembler = Assembler(self.counter, self.facts, self.tasks, self._recall_for_context, config,
-                                    self._similarity)
+                                    self.store, self._similarity)
         self._tool_vectors: dict[str, Any] = {}  # tool description -> its vector
         self._tool_lock = threading.Lock()
 
@@ -127,17 +127,18 @@ class Memory:
                 filters: Mapping[str, Any] | None = None, min_score: float | None = None,
                 ephemeral_tools: Sequence[str] | None = None,
                 processors: Mapping[str, str] | None = None,
-                parent_task_id: str | None = None) -> ContextResult:
+                parent_task_id: str | None = None, read_tool: bool | None = None) -> ContextResult:
         """One agent turn fitted into `window` tokens: messages and tools to send, and a report of every token.
 
         memory.context.assemble says what is done, in which order; None takes the [context] setting.
         `parent_task_id` makes the task a sub-task: its parent's context then sees only its `result` items.
+        `read_tool` adds the tool an agent reads set-aside texts back with (memory.context.read_tool).
         """
         return self._assembler.assemble(ContextRequest(
             namespace=namespace, messages=messages, window=window, task_id=task_id, output_reserve=output_reserve,
             safety_margin=safety_margin, allocation=allocation, system=system, tools=tools, query=query,
             recall=recall, filters=filters, min_score=min_score, ephemeral_tools=ephemeral_tools,
-            processors=processors, parent_task_id=parent_task_id))
+            processors=processors, parent_task_id=parent_task_id, read_tool=read_tool))
 
     def _recall_for_context(self, namespace: str, query: str, budget: int, task_id: str | None,
                               filters: Mapping[str, Any] | None, min_score: float | None) -> RecallResult:

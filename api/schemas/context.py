@@ -18,7 +18,7 @@ from api.schemas.recall import RecallFilters
 from memory.context.allocation import PRESETS, SHARED
 from memory.context.budget import MAX_SAFETY_MARGIN
 from memory.context.model import ActionKind, ContextResult
-from memory.context.processors import PROCESSORS
+from memory.context.processors import ALIASES, PROCESSORS
 
 __all__ = [
     "ActionPublic", "BudgetPublic", "ContextPublic", "ContextReportPublic", "ContextRequest", "TokensPublic",
@@ -27,8 +27,8 @@ __all__ = [
 MAX_MESSAGES = 10_000
 MAX_TOOLS = 1_000
 
-# "none" keeps a tool's results as they are (memory.context.assemble).
-_PROCESSOR_NAMES = [*(p.name for p in PROCESSORS), "none"]
+# "none" keeps a tool's results as they are (memory.context.history); the aliases are former names.
+_PROCESSOR_NAMES = [*(p.name for p in PROCESSORS), *ALIASES, "none"]
 _SHARE = {"type": "number", "minimum": 0, "maximum": 1}
 Allocation = Annotated[str | dict[str, Any], WithJsonSchema({
     "anyOf": [{"type": "string", "enum": list(PRESETS)},
@@ -46,13 +46,14 @@ class ContextRequest(RequestModel):
     namespace: Namespace
     messages: list[dict[str, Any]] = Field(
         max_length=MAX_MESSAGES,
-        description="OpenAI chat messages (system, user, assistant with tool_calls, tool), oldest first; "
+        description="OpenAI chat messages (system, developer, user, assistant with tool_calls, tool), oldest first; "
                     "`pinned: true` keeps one whatever the budget, `ephemeral: true` drops it after its turn")
     window: int = Field(ge=1, strict=True, description="the model's context window, in tokens")
     task_id: TaskId | None = Field(default=None, description="where offloaded tool results are kept; without it "
                                                              "one derived from the conversation's first messages")
     output_reserve: int | None = Field(default=None, ge=0, strict=True,
-                                       description="tokens kept for the reply (default context.output_reserve)")
+                                       description="tokens kept for the reply (default a quarter of the window, "
+                                                   "at most context.output_reserve)")
     safety_margin: float | None = Field(default=None, ge=0.0, le=MAX_SAFETY_MARGIN, strict=True,
                                         description="share of the rest kept back for a miscount")
     allocation: Allocation | None = None
@@ -74,6 +75,10 @@ class ContextRequest(RequestModel):
     parent_task_id: TaskId | None = Field(
         default=None, description="makes task_id a sub-task of this task: the parent's context then sees only its "
                                   "`result` items, never its history or summaries")
+    read_tool: bool | None = Field(
+        default=None, strict=True,
+        description="add the memory_read tool to the answer's tools, so the agent can read back what was set "
+                    "aside (default context.read_tool)")
 
     def options(self) -> dict[str, Any]:
         """Memory.context's keyword arguments for this request (the route and the CLI both call it with them)."""
@@ -83,7 +88,7 @@ class ContextRequest(RequestModel):
             "allocation": self.allocation, "recall": self.recall, "min_score": self.min_score,
             "filters": self.filters.model_dump(exclude_none=True) if self.filters else None,
             "ephemeral_tools": self.ephemeral_tools, "processors": self.processors,
-            "parent_task_id": self.parent_task_id,
+            "parent_task_id": self.parent_task_id, "read_tool": self.read_tool,
         }
 
 
@@ -149,6 +154,8 @@ class ContextReportPublic(BaseModel):
     warnings: list[str]
     tools_left_out: list[str]
     summary: SummaryInUsePublic | None = Field(description="the history summary in use, or null")
+    as_given: bool = Field(description="true when the whole turn fitted under the watermark and went as the agent "
+                                       "gave it: nothing processed, pruned, compacted or left out")
 
 
 class ContextPublic(BaseModel):
@@ -176,5 +183,6 @@ class ContextPublic(BaseModel):
                      for a in r.actions],
             prefix_hash=r.prefix_hash, task_id=r.task_id, retrieved=r.retrieved, warnings=list(r.warnings),
             tools_left_out=list(r.tools_left_out),
-            summary=SummaryInUsePublic(**dataclasses.asdict(r.summary)) if r.summary is not None else None)
+            summary=SummaryInUsePublic(**dataclasses.asdict(r.summary)) if r.summary is not None else None,
+            as_given=r.as_given)
         return cls(messages=list(result.messages), tools=list(result.tools), report=report)

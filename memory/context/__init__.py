@@ -1,10 +1,10 @@
-"""Context assembly: an agent's whole turn fitted into its window (memory.context.assemble gives the steps).
+"""Context assembly: an agent's whole turn fitted into its window (memory.context.assemble lists the steps).
 
-The parts: the budget formula (budget); the chat messages, checked and grouped so that a tool call and its
-answers move together (messages); how the budget is shared (allocation); tool schemas, counted and chosen
-(tools); old or oversized tool results behind a reference (tool_results); earlier turns' ephemeral messages
-dropped (ephemeral); tool-output processors (processors); the constraints block (constraints). For compaction
-(issue 19, not yet part of assembly): identifiers kept verbatim (identifiers) and the extractive summary (summary).
+One module per step over one turn (turn) and one budget plan (plan): the task followed (thread), the user's
+constraints (observe, constraints), ephemeral messages (ephemeral), retrieval (retrieval), the tool schemas
+(toolset, tools), the history (history: summaries, compaction, summary, identifiers, processors, tool_results,
+offload) and the output (writer). Below them: the budget formula (budget), the chat messages checked, counted and
+grouped so a call and its answers move together (messages), the shares (allocation) and the read tool (read_tool).
 """
 
 from memory.context.assemble import Assembler
@@ -12,9 +12,12 @@ from memory.context.budget import Budget, budget
 from memory.context.ephemeral import Dropped, drop_ephemeral
 from memory.context.messages import Message, ToolCall, Unit, count_tokens, group, message_tokens, parse_messages
 from memory.context.model import Action, ContextReport, ContextRequest, ContextResult
+from memory.context.read_tool import READ_TOOL, READ_TOOL_SCHEMA, task_of
 from memory.context.tool_results import ToolAction, prune_tool_results
 
 __all__ = [
+    "READ_TOOL",
+    "READ_TOOL_SCHEMA",
     "Action",
     "Assembler",
     "Budget",
@@ -33,4 +36,5 @@ __all__ = [
     "message_tokens",
     "parse_messages",
     "prune_tool_results",
+    "task_of",
 ]

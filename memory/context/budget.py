@@ -2,7 +2,9 @@
 
     available = floor((window - output_reserve) * (1 - safety_margin))
 
-The messages assembled for a call never cost more than `available` (counted by memory.context.messages).
+The messages assembled for a call never cost more than `available` (counted by memory.context.messages). When the
+caller does not say what to keep for the reply, the reserve is a quarter of the window, at most the configured
+reserve: a 4,096-token model then keeps 1,024 for its reply instead of its whole window (`reserve_for`).
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from dataclasses import dataclass
 
 from memory.errors import ValidationError
 
-__all__ = ["DEFAULT_OUTPUT_RESERVE", "DEFAULT_SAFETY_MARGIN", "MAX_SAFETY_MARGIN", "Budget", "budget"]
+__all__ = ["DEFAULT_OUTPUT_RESERVE", "DEFAULT_SAFETY_MARGIN", "MAX_SAFETY_MARGIN", "RESERVE_SHARE", "Budget", "budget",
+           "reserve_for"]
 
 DEFAULT_OUTPUT_RESERVE = 4096
+RESERVE_SHARE = 0.25  # of a small window, kept for the reply when the caller does not say
 DEFAULT_SAFETY_MARGIN = 0.10
 MAX_SAFETY_MARGIN = 0.5  # beyond this half the window would be kept back for a miscount
 
@@ -43,6 +47,14 @@ def budget(window: object, output_reserve: object = DEFAULT_OUTPUT_RESERVE,
                               "tokens) for the input; lower output_reserve or send the model's real window")
     available = math.floor((window_tokens - reserve) * (1 - float(safety_margin)))
     return Budget(window_tokens, reserve, float(safety_margin), available)
+
+
+def reserve_for(window: object, most: int = DEFAULT_OUTPUT_RESERVE) -> object:
+    """The reply's reserve when the request gives none: a quarter of the window, at most `most` (a window that is
+    not a whole number is passed through for `budget` to refuse in its own words)."""
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        return most
+    return min(most, int(window * RESERVE_SHARE))
 
 
 def _tokens(value: object, name: str, *, minimum: int) -> int:

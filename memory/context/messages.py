@@ -7,6 +7,13 @@ answer without its call or a call without its answers (the providers answer 400 
 Token counts follow OpenAI's documented formula for chat messages with cl100k: 3 tokens per message, the
 tokens of every field's text, 1 more for a `name`, and 3 that prime the reply. A tool call counts the tokens of
 its id, function name and arguments (OpenAI documents no formula for them; this one is stated, not measured).
+Content given as a list of parts counts its text parts' texts joined by newlines; a non-text part is passed on as
+it came and counts `IMAGE_TOKENS` (an `image_url` part; `IMAGE_LOW_TOKENS` at `"detail": "low"`: OpenAI's cost of
+a 1024 x 1024 image) or, for any other type, the tokens of its canonical JSON (an upper bound for inline data).
+
+What real traces send is accepted: tool answers with empty content, `name` on any message, several calls in one
+assistant message with or without text beside them, content parts of any type, and the `developer` role (OpenAI's
+name for system instructions to newer models; leading ones belong to the system prompt like system messages).
 """
 
 from __future__ import annotations
@@ -19,15 +26,18 @@ from typing import Any, Literal
 from memory.errors import ValidationError
 from memory.tokens import TokenCounter
 
-__all__ = ["PER_MESSAGE", "PER_NAME", "REPLY_PRIMING", "Message", "Role", "ToolCall", "Unit", "count_tokens",
-           "group", "message_tokens", "parse_messages"]
+__all__ = ["IMAGE_LOW_TOKENS", "IMAGE_TOKENS", "INSTRUCTION_ROLES", "PER_MESSAGE", "PER_NAME", "REPLY_PRIMING",
+           "Message", "Role", "ToolCall", "Unit", "count_tokens", "group", "message_tokens", "parse_messages"]
 
-Role = Literal["system", "user", "assistant", "tool"]
-ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+ROLES: tuple[Role, ...] = ("system", "developer", "user", "assistant", "tool")
+INSTRUCTION_ROLES: tuple[Role, ...] = ("system", "developer")
 
 PER_MESSAGE = 3
 PER_NAME = 1
 REPLY_PRIMING = 3
+IMAGE_TOKENS = 765
+IMAGE_LOW_TOKENS = 85
 
 
 @dataclass(frozen=True)
@@ -41,7 +51,11 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Message:
-    """One chat message as the agent sent it (`index` is its place in the request)."""
+    """One chat message as the agent sent it (`index` is its place in the request).
+
+    `content` is its text (a list of parts: the text parts joined); `parts` the canonical JSON of the parts as they
+    came, written back while the text is unchanged; `media` what its non-text parts cost (the module docstring).
+    """
 
     index: int
     role: Role
@@ -51,6 +65,8 @@ class Message:
     tool_call_id: str | None = None
     pinned: bool = False
     ephemeral: bool = False
+    parts: str | None = None
+    media: int = 0
 
 
 @dataclass(frozen=True)
@@ -65,11 +81,12 @@ class Unit:
         return self.messages[0].index
 
 
-def parse_messages(raw: Sequence[Any]) -> tuple[Message, ...]:
-    """Check and read messages; a ValidationError names the message index and what was expected."""
+def parse_messages(raw: Sequence[Any], counter: TokenCounter | None = None) -> tuple[Message, ...]:
+    """Check and read messages; a ValidationError names the message index and what was expected. `counter` prices
+    non-text parts of unknown types (without one they cost nothing: only counting needs it)."""
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
         raise ValidationError("messages must be a list of chat messages ({\"role\": ..., \"content\": ...})")
-    messages = tuple(_message(i, m) for i, m in enumerate(raw))
+    messages = tuple(_message(i, m, counter) for i, m in enumerate(raw))
     _check_pairs(messages)
     return messages
 
@@ -91,7 +108,7 @@ def group(messages: Sequence[Message]) -> tuple[Unit, ...]:
 
 def message_tokens(counter: TokenCounter, message: Message) -> int:
     """The tokens one message costs in a chat request (the module docstring gives the formula)."""
-    tokens = PER_MESSAGE + counter.count(message.role) + counter.count(message.content)
+    tokens = PER_MESSAGE + counter.count(message.role) + counter.count(message.content) + message.media
     if message.name is not None:
         tokens += PER_NAME + counter.count(message.name)
     if message.tool_call_id is not None:
@@ -106,7 +123,7 @@ def count_tokens(counter: TokenCounter, messages: Sequence[Message]) -> int:
     return sum(message_tokens(counter, m) for m in messages) + REPLY_PRIMING
 
 
-def _message(index: int, raw: object) -> Message:
+def _message(index: int, raw: object, counter: TokenCounter | None) -> Message:
     where = f"messages[{index}]"
     if not isinstance(raw, Mapping):
         raise ValidationError(f"{where} must be an object with a role and content, got {type(raw).__name__}")
@@ -114,10 +131,12 @@ def _message(index: int, raw: object) -> Message:
     if role not in ROLES:
         raise ValidationError(f"{where}.role must be one of {', '.join(ROLES)}, got {str(role)[:40]!r}")
     content = raw.get("content")
+    parts: str | None = None
+    media = 0
     if content is None:
         content = ""
-    if not isinstance(content, str):
-        content = _text_parts(where, content)
+    elif not isinstance(content, str):
+        content, parts, media = _parts(where, content, counter)
     name = _optional_text(raw, "name", where)
     calls = _tool_calls(where, raw.get("tool_calls")) if role == "assistant" else ()
     if role != "assistant" and raw.get("tool_calls"):
@@ -127,26 +146,47 @@ def _message(index: int, raw: object) -> Message:
         raise ValidationError(f"{where} is a tool answer without tool_call_id; send the id of the call it answers")
     if role != "tool" and call_id is not None:
         raise ValidationError(f"{where} has tool_call_id, but only a tool message answers a call")
-    if role != "assistant" or not calls:
-        if not content.strip() and role != "assistant":
-            raise ValidationError(f"{where} ({role}) has no content")
+    # A user message is what the model answers: one with nothing to read (blank, or NUL characters only) is a
+    # mistake worth a sentence. A tool may answer nothing, and an assistant may have said nothing but its calls.
+    if role == "user" and not content.replace("\x00", "").strip() and not media:
+        raise ValidationError(f"{where} (user) has no content: it is empty, blank or NUL characters only; send "
+                              "the user's text (or leave the message out)")
     flags = {flag: raw.get(flag, False) for flag in ("pinned", "ephemeral")}
     for flag, value in flags.items():
         if not isinstance(value, bool):
             raise ValidationError(f"{where}.{flag} must be true or false, got {str(value)[:40]!r}")
-    return Message(index, role, content, name, calls, call_id, flags["pinned"], flags["ephemeral"])
+    return Message(index, role, content, name, calls, call_id, flags["pinned"], flags["ephemeral"], parts, media)
 
 
-def _text_parts(where: str, content: object) -> str:
-    """OpenAI's list-of-parts content: the text parts joined (other parts are not text this package can fit)."""
+def _parts(where: str, content: object, counter: TokenCounter | None) -> tuple[str, str, int]:
+    """OpenAI's list-of-parts content: the text parts joined, the parts as canonical JSON, and the other parts'
+    cost (the module docstring gives the rule)."""
     if not isinstance(content, list):
-        raise ValidationError(f"{where}.content must be a string or a list of text parts, got {type(content).__name__}")
+        raise ValidationError(f"{where}.content must be a string or a list of content parts, got "
+                              f"{type(content).__name__}")
     texts = []
+    media = 0
     for j, part in enumerate(content):
-        if not isinstance(part, Mapping) or part.get("type") != "text" or not isinstance(part.get("text"), str):
-            raise ValidationError(f"{where}.content[{j}] must be a text part {{\"type\": \"text\", \"text\": ...}}")
-        texts.append(part["text"])
-    return "\n".join(texts)
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if not isinstance(kind, str) or not kind:
+            raise ValidationError(f"{where}.content[{j}] must be a content part with a type, such as "
+                                  "{\"type\": \"text\", \"text\": ...} or {\"type\": \"image_url\", ...}")
+        assert isinstance(part, Mapping)  # for the type checker: a type was read from it
+        if kind == "text":
+            if not isinstance(part.get("text"), str):
+                raise ValidationError(f"{where}.content[{j}] is a text part without a text string")
+            texts.append(part["text"])
+        elif kind == "image_url":
+            image = part.get("image_url")
+            low = isinstance(image, Mapping) and image.get("detail") == "low"
+            media += IMAGE_LOW_TOKENS if low else IMAGE_TOKENS
+        elif counter is not None:
+            media += counter.count(_canonical(part))
+    return "\n".join(texts), _canonical(content), media
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _optional_text(raw: Mapping[str, Any], key: str, where: str) -> str | None:

@@ -37,6 +37,7 @@ class ContextRequest:
     ephemeral_tools: Sequence[str] | None = None
     processors: Mapping[str, str] | None = None
     parent_task_id: str | None = None
+    read_tool: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ class Action:
 @dataclass(frozen=True)
 class ContextReport:
     """Where every token went: the budget, tokens per category (they add up to `tokens["total"]`), the grants
-    of the shared categories, every action, the hash of the cache-stable prefix, and warnings."""
+    of the shared categories, every action, the hash of the cache-stable prefix, and warnings. `as_given` is true
+    when the whole turn fitted under the watermark and went as the agent gave it (nothing cut)."""
 
     budget: Budget
     tokens: Mapping[str, int]
@@ -82,6 +84,7 @@ class ContextReport:
     warnings: tuple[str, ...] = ()
     tools_left_out: tuple[str, ...] = field(default=())
     summary: SummaryInUse | None = None
+    as_given: bool = False
 
 
 @dataclass(frozen=True)

@@ -79,22 +79,21 @@ def select_tools(tools: Sequence[Tool], grant: int, query: str, similarity: Simi
                  previous: Sequence[str] = ()) -> tuple[tuple[Tool, ...], tuple[str, ...]]:
     """The tools kept within `grant` tokens (sorted by name) and the names left out (pinned tools always stay).
 
-    `previous` is the selection the last turn of the task sent: it is sent again while it fits and holds the tool
-    most relevant to this query, so that the tool block, part of the cached prefix, changes only when it must.
+    `previous` is the selection the task sent last: it is sent again while it fits, with any pinned tool it lacks,
+    so that the tool block, part of the cached prefix, changes only when it must; when it no longer fits, its least
+    relevant tools go first. Without one, the most relevant tools are taken while they fit.
     """
     if sum(t.tokens for t in tools) <= grant:
         return tuple(tools), ()
     others = [t for t in tools if not t.pinned]
     scores = _relevance(others, query, similarity)
     ranked = sorted(others, key=lambda t: (-scores[t.name], t.name))
-    names_before = set(previous)
-    if names_before and names_before <= {t.name for t in tools}:
-        again = [t for t in tools if t.pinned or t.name in names_before]
-        if sum(t.tokens for t in again) <= grant and (not ranked or ranked[0].name in names_before):
-            return tuple(again), tuple(t.name for t in tools if t not in again)
     kept = [t for t in tools if t.pinned]
     spent = sum(t.tokens for t in kept)
-    for tool in ranked:
+    before = set(previous) & {t.name for t in others}
+    for tool in [*(t for t in ranked if t.name in before), *(t for t in ranked if t.name not in before)]:
+        if before and tool.name not in before:
+            break  # a kept selection is not topped up: each new tool would change the prefix
         if spent + tool.tokens <= grant:
             kept.append(tool)
             spent += tool.tokens

@@ -79,11 +79,12 @@ def test_facts_pin_and_stats_go_through_the_server(server: ServerProcess) -> Non
 
 def test_context_goes_through_the_server(server: ServerProcess, tmp_path: Path) -> None:
     turn = tmp_path / "turn.json"
-    turn.write_text(json.dumps({"namespace": "cli-context", "task_id": "t-cli", "window": 8192, "messages": [
+    # A window too small for the result, so that something is put aside on the server.
+    turn.write_text(json.dumps({"namespace": "cli-context", "task_id": "t-cli", "window": 1024, "messages": [
         {"role": "user", "content": "预算不超过500元。"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": json.dumps([{"id": i} for i in range(30)])},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps([{"id": i} for i in range(300)])},
         {"role": "user", "content": "哪一家最便宜？"}]}, ensure_ascii=False), encoding="utf-8")
     done = memory(server, "context", str(turn), "--report")
     assert done.returncode == 0, done.stderr

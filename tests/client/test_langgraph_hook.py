@@ -85,8 +85,9 @@ def check_turn(lang: str, model: ScriptedModel, reports: list[Context], sent: li
         assert report.budget.window == WINDOW and report.tokens.total <= report.budget.available
         assert report.task_id == thread
         assert isinstance(seen[0], SystemMessage) and seen[0].content == SYSTEM
-        constraints = [m.content for m in seen if isinstance(m, SystemMessage) and "Constraints" in str(m.content)]
-        assert constraints and TURNS[lang]["said"] in constraints[0]
+        # The rule's message is compacted: the summary (a system message) states it, and it is restated last.
+        held = [m.content for m in seen if isinstance(m, SystemMessage) and "## Summary" in str(m.content)]
+        assert held and TURNS[lang]["said"] in str(held[0])
         restated = [m for m in seen if isinstance(m, SystemMessage) and "Remember the constraints" in str(m.content)]
         assert restated and TURNS[lang]["said"] in str(restated[0].content)
         assert len(seen) < len(sent)  # the history did not fit whole: summarised (or cut)

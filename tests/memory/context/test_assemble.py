@@ -4,6 +4,7 @@ stable prefix, tool selection, processors and errors, in English and Chinese."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -66,32 +67,57 @@ def test_a_long_turn_fits_its_window_with_constraints_first_and_restated(memory:
     out = result.messages
     assert out[0] == {"role": "system", "content": "You are a research assistant."}
     phrase = CONSTRAINTS[lang][1]
-    assert out[1]["role"] == "system" and out[1]["content"].startswith(BLOCK_HEADER) and phrase in out[1]["content"]
+    # Its message is compacted: the summary, first after the system prompt, states it, and it is restated last.
+    assert out[1]["role"] == "system" and out[1]["content"].startswith("## Summary") and phrase in out[1]["content"]
     assert out[-2]["content"].startswith(RESTATE_PREFIX) and phrase in out[-2]["content"]
     assert out[-1] == agent_trace(120, lang=lang)[-1]
     kinds = {a.kind for a in result.report.actions}
-    # 120 turns do not fit 8k even with their results pruned: the oldest were summarised, none left out.
-    assert "compacted" in kinds and "truncated" not in kinds
-    assert all(phrase not in m["content"] for m in out[2:-2] if m["role"] == "user")  # its message is summarised
-    assert result.report.summary is not None and out[2]["content"].startswith("## Summary")
+    # 120 turns do not fit 8k: the oldest were summarised, none left out.
+    assert "compacted" in kinds and "truncated" not in kinds and not result.report.as_given
+    assert all(phrase not in m["content"] for m in out[2:-2] if m["role"] == "user")
+    assert result.report.summary is not None
 
 
-def test_pruned_results_read_back_and_keep_their_key_on_later_turns(memory: Memory) -> None:
-    history = agent_trace(30)
-    first = memory.context("ns", history, window=32768, task_id="t1")
-    pruned = [a for a in first.report.actions if a.kind == "pruned"]
-    assert pruned, "results older than the three most recent, in full batches, are put behind a reference"
-    raw = {i: m for i, m in enumerate(history)}
-    for action in pruned:
-        assert action.key and action.key in first.messages[[m.get("tool_call_id") for m in first.messages].index(
-            raw[action.index]["tool_call_id"])]["content"]
-        assert memory.tasks.read("ns", "t1", action.key).text == raw[action.index]["content"]
-        assert action.tokens_after < action.tokens_before
-    later = [*history, {"role": "assistant", "content": "1966."}, {"role": "user", "content": "And its power?"}]
-    second = memory.context("ns", later, window=32768, task_id="t1")
-    again = {a.index: a.key for a in second.report.actions if a.kind == "pruned"}
-    assert all(again[a.index] == a.key for a in pruned)  # the same key: the placeholder text does not change
-    assert len(memory.tasks.list_items("ns", "t1")) == len(set(again.values()))  # each text offloaded once
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_turn_that_fits_goes_as_given(memory: Memory, lang: str) -> None:
+    """Under the watermark nothing is processed, pruned, compacted or left out, whatever the shares say: the
+    messages go as they came (content parts, names, empty answers and all) and every tool stays."""
+    history = agent_trace(12, lang=lang)
+    history[3] = {**history[3], "name": "search_papers"}
+    history.insert(3 + 1, {"role": "assistant", "content": "Checking.",
+                           "tool_calls": [call("e1", "search_papers"), call("e2", "search_papers")]})
+    history[5:5] = [{"role": "tool", "tool_call_id": "e1", "content": ""},
+                    {"role": "tool", "tool_call_id": "e2", "content": "[]", "name": "search_papers"}]
+    history.append({"role": "user", "content": [{"type": "text", "text": "And this one?" if lang == "en" else "这个呢？"},
+                                                {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]})
+    tools = [SEARCH, *({"type": "function", "function": {"name": f"tool_{k}", "description": "x " * 80}}
+                       for k in range(40))]
+    result = memory.context("ns", history, window=32768, tools=tools, task_id="t1")
+    check_fits(memory, result)
+    assert result.report.as_given and not result.report.actions and not result.report.tools_left_out
+    sent = [m for m in result.messages if not (m["role"] == "system" and m["content"] != history[0]["content"])]
+    assert sent == [{**m, "content": m.get("content")} for m in history]
+    assert len(result.tools) == len(tools)
+
+
+def test_a_result_too_large_for_the_window_is_reduced_and_read_back_under_the_same_key(memory: Memory) -> None:
+    items = [{"id": f"w-{k}", "name": f"widget {k}", "price": round(3 + k % 97 * 0.37, 2), "tags": ["a", f"t{k % 7}"]}
+             for k in range(15000)]
+    history = [{"role": "user", "content": "Which widgets are cheapest?"},
+               {"role": "assistant", "content": None, "tool_calls": [call("c1", "query_db")]},
+               {"role": "tool", "tool_call_id": "c1", "content": json.dumps(items)}]
+    first = memory.context("ns", history, window=16384, task_id="t1")
+    check_fits(memory, first)
+    (action,) = [a for a in first.report.actions if a.kind == "processed"]
+    assert action.index == 2 and action.detail == "json" and action.key
+    sent = first.messages[-1]["content"]
+    assert sent.startswith("[showing items 1-") and action.key in sent and '"tags":["a","t' in sent
+    assert first.report.tokens["total"] > 0.8 * first.report.budget.available  # the room is used, not 5 rows
+    assert memory.tasks.read("ns", "t1", action.key).text == history[2]["content"]
+    again = memory.context("ns", [*history, {"role": "assistant", "content": "w-0."},
+                                  {"role": "user", "content": "And the next?"}], window=16384, task_id="t1")
+    (later,) = [a for a in again.report.actions if a.kind == "processed"]
+    assert later.key == action.key and len(memory.tasks.list_items("ns", "t1")) == 1  # stored once
 
 
 def test_turns_append_to_the_history_and_keep_the_prefix_until_a_constraint_changes(memory: Memory) -> None:
@@ -116,22 +142,22 @@ def test_turns_append_to_the_history_and_keep_the_prefix_until_a_constraint_chan
     assert after.report.prefix_hash != previous.report.prefix_hash and "French" in after.messages[1]["content"]
 
 
-@pytest.mark.parametrize(("text", "scope"), [("Only analyse columns A and B for this task.", "session:t9"),
-                                               ("这次只分析A列和B列。", "session:t9"),
-                                               ("Write a 300-word summary of the paper without commas.", "session:t9"),
-                                               ("帮我写一段摘要，不超过100字。", "session:t9"),
-                                               ("Never use Python 2 syntax.", "global")])
-def test_constraints_in_user_messages_are_observed_into_fact_memory(memory: Memory, text: str, scope: str) -> None:
+@pytest.mark.parametrize("text", ["Only analyse columns A and B for this task.", "这次只分析A列和B列。",
+                                  "Write a 300-word summary of the paper without commas.", "帮我写一段摘要，不超过100字。",
+                                  "Never use Python 2 syntax.", "代码用 Python 3。"])
+def test_constraints_in_user_messages_bind_their_task(memory: Memory, text: str) -> None:
+    """What a conversation says is stored for its task (restated nowhere while its message is sent), never for the
+    namespace, and goes when the task ends."""
     history = [{"role": "user", "content": text}, {"role": "assistant", "content": "OK."},
                {"role": "user", "content": "Go on."}]
     result = memory.context("ns", history, window=8192, task_id="t9")
-    facts = [f for f in memory.facts.list("ns") if f.scope == scope]
-    assert facts, f"no fact was stored under {scope}"
-    assert any(f.text in result.messages[0]["content"] for f in facts)
-    if scope != "global":  # a request-only constraint binds its task, not the next conversation
-        assert not [f for f in memory.facts.list("ns") if f.scope == "global"]
-        other = memory.context("ns", [{"role": "user", "content": "Go on."}], window=8192, task_id="t10")
-        assert all(f.text not in other.messages[0]["content"] for f in facts)
+    facts = memory.facts.list("ns")
+    assert facts and {f.scope for f in facts} == {"session:t9"}, facts
+    assert [m["content"] for m in result.messages] == [m["content"] for m in history]  # said once: where it was
+    other = memory.context("ns", [{"role": "user", "content": "Go on."}], window=8192, task_id="t10")
+    assert all(f.text not in m["content"] for f in facts for m in other.messages)
+    memory.tasks.end_task("ns", "t9")
+    assert memory.facts.list("ns") == []
 
 
 def test_retrieval_comes_from_memory_and_facts_stay_in_their_block(memory: Memory) -> None:
@@ -170,18 +196,27 @@ def test_schemas_over_their_share_keep_the_pinned_and_the_relevant_sorted_by_nam
     check_fits(memory, result)
 
 
-def test_processors_reduce_results_by_content_unless_a_tool_says_none(memory: Memory) -> None:
-    items = [{"id": k, "title": f"Paper {k}", "abstract": ABSTRACT, "authors": ["A", "B"]} for k in range(50)]
-    history = [{"role": "user", "content": "Find tidal papers."},
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_processors_reduce_results_by_content_unless_a_tool_says_none(memory: Memory, lang: str) -> None:
+    items = [{"id": k, "title": f"Paper {k}" if lang == "en" else f"论文{k}", "abstract": ABSTRACT if lang == "en"
+              else ZH, "authors": ["A", "B"]} for k in range(50)]
+    history = [{"role": "user", "content": "Find tidal papers." if lang == "en" else "找潮汐发电的论文。"},
                {"role": "assistant", "content": None, "tool_calls": [call("c1", "search_papers")]},
-               {"role": "tool", "tool_call_id": "c1", "content": json.dumps(items)}]
-    result = memory.context("ns", history, window=32768, task_id="t1")
+               {"role": "tool", "tool_call_id": "c1", "content": json.dumps(items, ensure_ascii=False)}]
+    fits = memory.context("ns", history, window=32768, task_id="t1")
+    assert fits.report.as_given and not fits.report.actions  # under the watermark: nothing is processed
+    result = memory.context("ns", history, window=4096, task_id="t1")
+    check_fits(memory, result)
     (action,) = [a for a in result.report.actions if a.kind == "processed"]
-    assert action.detail == "json_list" and action.index == 2
-    assert result.messages[-1]["content"].startswith("50 results, 5 shown")
-    assert memory.tasks.read("ns", "t1", action.key).text == json.dumps(items)
-    plain = memory.context("ns", history, window=32768, task_id="t1", processors={"search_papers": "none"})
+    assert action.detail == "json" and action.index == 2
+    sent = result.messages[-1]["content"]
+    first = sent.splitlines()[0]
+    assert first.startswith("[") and ("abstract" in first or "of 50" in first)  # it says what it left out
+    assert '"id":0,' in sent and '"authors":["A","B"]' in sent  # no field of an item it shows is dropped
+    assert memory.tasks.read("ns", "t1", action.key).text == history[2]["content"]
+    plain = memory.context("ns", history, window=4096, task_id="t1", processors={"search_papers": "none"})
     assert not [a for a in plain.report.actions if a.kind == "processed"]
+    check_fits(memory, plain)
 
 
 def test_ephemeral_tool_results_count_only_in_their_turn(memory: Memory) -> None:
@@ -199,7 +234,7 @@ def test_ephemeral_tool_results_count_only_in_their_turn(memory: Memory) -> None
 
 
 @pytest.mark.parametrize(("change", "expected"), [
-    ({"window": 4200, "system": "You are helpful. " * 200}, "system prompt"),
+    ({"window": 1000, "system": "You are helpful. " * 200}, "system prompt"),
     ({"allocation": "everything"}, "not a preset"),
     ({"allocation": {"system": 0.5}}, "never cut"),
     ({"allocation": {"history": 0}}, "share of 0"),
@@ -259,26 +294,37 @@ def test_a_processed_result_pruned_later_points_at_its_original(memory: Memory) 
     history = [{"role": "user", "content": "查一下潮汐发电的论文。"},
                {"role": "assistant", "content": None, "tool_calls": [call("first", "search_papers")]},
                {"role": "tool", "tool_call_id": "first", "content": json.dumps(items, ensure_ascii=False)},
-               *agent_trace(30, lang="zh", constraint=False)[1:]]
-    result = memory.context("ns", history, window=32768, task_id="t1")
-    processed = {a.index: a for a in result.report.actions if a.kind == "processed"}
-    pruned = {a.index: a for a in result.report.actions if a.kind == "pruned"}
-    assert 2 in processed and 2 in pruned and pruned[2].key == processed[2].key
-    assert memory.tasks.read("ns", "t1", pruned[2].key).text == history[2]["content"]
+               {"role": "user", "content": "哪篇讲布列塔尼？"}]
+    result = memory.context("ns", history, window=4096, task_id="t1", recall=False)
+    (processed,) = [a for a in result.report.actions if a.kind == "processed"]
+    pinned = [{**history[0], "pinned": True}, *history[1:3], {"role": "user", "content": "哪篇讲布列塔尼？" * 200}]
+    squeezed = memory.context("ns", pinned, window=4096, task_id="t1", recall=False)
+    (pruned,) = [a for a in squeezed.report.actions if a.kind == "pruned"]
+    assert pruned.key == processed.key and memory.tasks.read("ns", "t1", pruned.key).text == history[2]["content"]
 
 
-def test_a_long_tool_loop_after_the_question_is_pruned_like_any_history(memory: Memory) -> None:
-    history: list[dict[str, Any]] = [{"role": "user", "content": "Summarise the forty log files. 总结这四十个日志文件。"}]
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_long_tool_loop_after_the_question_is_compacted_naming_its_calls(memory: Memory, lang: str) -> None:
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Summarise the forty log files." if lang == "en"
+                                      else "总结这四十个日志文件。"}]
     for i in range(40):
-        history += [{"role": "assistant", "content": None, "tool_calls": [call(f"c{i}", "read_file")]},
-                    {"role": "tool", "tool_call_id": f"c{i}", "content": " ".join(f"word{j} of file {i}."
+        line = f"word{{j}} of file {i}." if lang == "en" else f"第{i}个文件的第{{j}}个词。"
+        history += [{"role": "assistant", "content": None,
+                     "tool_calls": [call(f"c{i}", "read_file", json.dumps({"path": f"/var/log/app-{i}.log"}))]},
+                    {"role": "tool", "tool_call_id": f"c{i}", "content": " ".join(line.replace("{j}", str(j))
                                                                                   for j in range(400))}]
     result = memory.context("ns", history, window=8192, recall=False, task_id="t1")
     check_fits(memory, result)
-    assert result.messages[0] == history[0]  # the question stays; the loop's oldest units go behind it
-    kinds = {a.kind for a in result.report.actions}
-    assert {"pruned", "offloaded"} & kinds
-    assert result.messages[-1]["content"].startswith("word0 of file 39.")  # the newest result, its head at least
+    assert result.messages[0] == history[0]  # the question stays; the loop's oldest units are summarised after it
+    assert "compacted" in {a.kind for a in result.report.actions}
+    summary = next(m["content"] for m in result.messages if (m["content"] or "").startswith("## Summary"))
+    # The calls are named with their arguments and findings, not only a reference (the most salient that fit).
+    assert summary.count('read_file {"path": "/var/log/app-') >= 3
+    newest = result.messages[-1]["content"]  # the newest result, whole, or reduced with its whole text behind a key
+    key = re.search(r"task item (\S+)\]$", newest)
+    assert newest == history[-1]["content"] or (
+        key is not None and memory.tasks.read("ns", "t1", key.group(1)).text == history[-1]["content"])
+    assert newest.startswith(history[-1]["content"][:40])
 
 
 def test_pinned_tools_are_never_left_out_and_must_fit(memory: Memory) -> None:
@@ -288,3 +334,58 @@ def test_pinned_tools_are_never_left_out_and_must_fit(memory: Memory) -> None:
     small = {**big, "function": {"name": "huge", "description": "Reads everything."}}
     result = memory.context("ns", [{"role": "user", "content": "go"}], window=8192, recall=False, tools=[small])
     assert [t["function"]["name"] for t in result.tools] == ["huge"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_retrieval_searches_for_what_the_task_is_about(memory: Memory, lang: str) -> None:
+    """A generic latest message ("write the full plan") is searched with the first one, which says what the task is
+    about; a query that finds nothing relevant adds nothing."""
+    memory.add_document("ns", ABSTRACT if lang == "en" else ZH, title="La Rance")
+    for k, (en, zh) in enumerate([("Quarterly sales of garden furniture rose in the north region.",
+                                   "北方地区花园家具的季度销量上升。"),
+                                  ("The office moves to the third floor in spring.", "办公室春天搬到三楼。"),
+                                  ("Invoices are paid within thirty days.", "发票在三十天内付清。"),
+                                  ("The cafeteria serves soup on Mondays.", "食堂每周一供应汤。")]):
+        memory.add_document("ns", en if lang == "en" else zh, title=f"Other {k}")
+    first = ("Plan a field trip to the La Rance tidal power station." if lang == "en"
+             else "安排一次去朗斯潮汐电站的考察。")
+    history = [{"role": "user", "content": first}, {"role": "assistant", "content": "OK."},
+               {"role": "user", "content": "Write the full plan." if lang == "en" else "写出完整的计划。"}]
+    # The default encoder is English: Chinese passages score lower, and the test asks for less (min_score).
+    floor = None if lang == "en" else 0.1
+    result = memory.context("ns", history, window=8192, min_score=floor)
+    retrieval = [m["content"] for m in result.messages if m["role"] == "system"]
+    assert retrieval and ("1966" in retrieval[0]) and ("furniture" not in retrieval[0] and "家具" not in retrieval[0])
+    alone = memory.context("ns", history[-1:], window=8192, min_score=floor)  # the generic message alone
+    assert all("1966" not in m["content"] for m in alone.messages)
+    nothing = memory.context("ns", [{"role": "user", "content": "zzqx vlorp?"}], window=8192)
+    assert nothing.report.retrieved == 0 and nothing.report.tokens["retrieval"] == 0
+
+
+def test_the_read_tool_is_offered_counted_and_cannot_be_shadowed(memory: Memory) -> None:
+    history = [{"role": "user", "content": "go"}]
+    result = memory.context("ns", history, window=8192, recall=False, read_tool=True, tools=[SEARCH])
+    assert [t["function"]["name"] for t in result.tools] == ["search_papers", "memory_read"]
+    check_fits(memory, result)
+    mine = {"type": "function", "function": {"name": "memory_read", "description": "my own"}}
+    with pytest.raises(ValidationError, match="read tool's name"):
+        memory.context("ns", history, window=8192, recall=False, read_tool=True, tools=[mine])
+    assert memory.context("ns", history, window=8192, recall=False, tools=[mine]).tools[0]["function"] == \
+        mine["function"]
+
+
+def test_under_pressure_the_tools_the_history_called_stay(memory: Memory) -> None:
+    tools = [{"type": "function", "function": {"name": f"tool_{k:02d}", "description": "does a thing " * 60}}
+             for k in range(60)]
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Start."}]
+    for k in (3, 17, 29):
+        history += [{"role": "assistant", "content": None, "tool_calls": [call(f"c{k}", f"tool_{k:02d}")]},
+                    {"role": "tool", "tool_call_id": f"c{k}", "content": "ok"}]
+    history.append({"role": "user", "content": "Next."})
+    result = memory.context("ns", history, window=8192, recall=False, task_id="called", tools=tools)
+    kept = {t["function"]["name"] for t in result.tools}
+    assert result.report.tools_left_out and {"tool_03", "tool_17", "tool_29"} <= kept
+    again = memory.context("ns", [*history, {"role": "assistant", "content": "OK."},
+                                  {"role": "user", "content": "Something else entirely."}],
+                           window=8192, recall=False, task_id="called", tools=tools)
+    assert again.report.prefix_hash == result.report.prefix_hash  # the selection is kept while it fits

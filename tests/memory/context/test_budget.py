@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory.context import budget
+from memory.context.budget import reserve_for
 from memory.errors import ValidationError
 
 
@@ -39,3 +40,10 @@ def test_defaults_keep_4096_for_the_reply_and_a_tenth_for_a_miscount() -> None:
 def test_bad_sizes_are_refused_in_a_sentence(args: tuple[object, ...], expected: str) -> None:
     with pytest.raises(ValidationError, match=expected):
         budget(*args)
+
+
+@pytest.mark.parametrize(("window", "reserve"), [(1024, 256), (4096, 1024), (8192, 2048), (16_384, 4096),
+                                                 (128_000, 4096)])
+def test_a_small_window_keeps_a_quarter_of_itself_for_the_reply(window: int, reserve: int) -> None:
+    assert reserve_for(window) == reserve
+    assert budget(window, reserve_for(window)).available > 0  # a 4k model's first call is not refused

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.context import count_tokens, group, message_tokens, parse_messages
-from memory.context.messages import PER_MESSAGE, PER_NAME, REPLY_PRIMING
+from memory.context.messages import IMAGE_LOW_TOKENS, IMAGE_TOKENS, PER_MESSAGE, PER_NAME, REPLY_PRIMING
 from memory.errors import ValidationError
 from memory.tokens import TokenCounter, get_counter
 from tests.memory.context.chat import call
@@ -45,6 +46,8 @@ def test_a_history_parses_and_groups_its_tool_pair_into_one_unit() -> None:
     ([{"role": "user", "content": "hi"}, {"role": "robot", "content": "beep"}], r"messages\[1\]\.role must be one of"),
     ([{"role": "tool", "content": "42"}], r"messages\[0\] is a tool answer without tool_call_id"),
     ([{"role": "user", "content": "   "}], r"messages\[0\] \(user\) has no content"),
+    ([{"role": "user", "content": "\x00\x00"}], r"messages\[0\] \(user\) has no content: it is empty, blank or NUL"),
+    ([{"role": "user", "content": [{"text": "no type"}]}], r"messages\[0\]\.content\[0\] must be a content part"),
     ([{"role": "user", "content": "hi", "pinned": "yes"}], r"messages\[0\]\.pinned must be true or false"),
     ([{"role": "user", "content": "你好", "tool_calls": [call("a")]}], r"only an assistant message may call"),
     ([{"role": "assistant", "content": "", "tool_calls": [{"id": "a"}]}], r"messages\[0\]\.tool_calls\[0\] must be"),
@@ -108,3 +111,27 @@ def test_dropping_any_units_never_orphans_a_tool_message(history: list[dict[str,
 
 def test_the_counter_is_cl100k() -> None:
     assert isinstance(COUNTER, TokenCounter) and COUNTER.name == "cl100k_base"
+
+
+def test_what_real_traces_send_is_accepted_and_written_back_as_it_came() -> None:
+    """Empty tool answers, `name` on a tool message, text beside calls, several calls, the developer role, and
+    content parts of any type (in English and Chinese)."""
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/receipt.png", "detail": "low"}}
+    raw: list[dict[str, Any]] = [
+        {"role": "developer", "content": "Answer briefly. 回答要简短。"},
+        {"role": "user", "content": [{"type": "text", "text": "这张收据对吗？"}, image]},
+        {"role": "assistant", "content": "Checking both.", "tool_calls": [call("a"), call("b", "fetch")]},
+        {"role": "tool", "tool_call_id": "a", "content": "", "name": "search"},
+        {"role": "tool", "tool_call_id": "b", "content": None, "name": "fetch"},
+        {"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}]},
+    ]
+    messages = parse_messages(raw, COUNTER)
+    assert [m.role for m in messages] == ["developer", "user", "assistant", "tool", "tool", "user"]
+    assert messages[1].content == "这张收据对吗？" and messages[1].media == IMAGE_LOW_TOKENS
+    assert messages[3].content == "" and messages[3].name == "search"
+    audio = COUNTER.count(json.dumps(raw[5]["content"][0], ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+    assert messages[5].media == audio and messages[5].content == ""
+    assert message_tokens(COUNTER, messages[1]) == (PER_MESSAGE + COUNTER.count("user") + COUNTER.count("这张收据对吗？")
+                                                    + IMAGE_LOW_TOKENS)
+    full = parse_messages([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}], COUNTER)
+    assert full[0].media == IMAGE_TOKENS

@@ -1,0 +1,44 @@
+"""Which tool schemas a turn sends: all of them while they fit their grant; under pressure the pinned ones, the
+ones the conversation has called (the agent may call them again) and the most relevant to the query.
+
+A task's selection is state (TaskMemory.tool_selection): it is sent again while it still fits, holds the called
+tools and the most relevant one, so the tool block, part of the cached prefix, changes only when it must, and a
+restart or another replica sends the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from memory.context.tools import Similarity, Tool, select_tools
+from memory.task import TaskMemory
+
+__all__ = ["choose_tools"]
+
+
+def choose_tools(tools: tuple[Tool, ...], called: Sequence[str], grant: int, most: int, query: str,
+                 similarity: Similarity | None, tasks: TaskMemory, namespace: str,
+                 task_id: str) -> tuple[tuple[Tool, ...], tuple[str, ...]]:
+    """The tools kept (sorted by name) and the names left out: within `grant` tokens, except that the called ones
+    (`called`: the most recently called first) stay beyond it while they fit in `most`. The pinned always stay."""
+    if sum(t.tokens for t in tools) <= grant:
+        return tools, ()
+    room = most - sum(t.tokens for t in tools if t.pinned)
+    by_name = {t.name: t for t in tools if not t.pinned}
+    again = []
+    for name in called:
+        tool = by_name.get(name)
+        if tool is not None and tool.tokens <= room:
+            again.append(tool)
+            room -= tool.tokens
+    # Called tools count as pinned for the choice; the schemas sent are the agent's own.
+    marked = tuple(replace(t, pinned=True) if t in again else t for t in tools)
+    previous = tasks.tool_selection(namespace, task_id)
+    floor = sum(t.tokens for t in marked if t.pinned)
+    kept, left_out = select_tools(marked, max(grant, floor), query, similarity, previous)
+    names = {t.name for t in kept}
+    chosen = tuple(t for t in tools if t.name in names)
+    if tuple(t.name for t in chosen if not t.pinned) != previous:
+        tasks.set_tool_selection(namespace, task_id, tuple(t.name for t in chosen if not t.pinned))
+    return chosen, left_out
