@@ -11,6 +11,7 @@ import httpx
 
 from memory_client import _calls as calls
 from memory_client._calls import Call, FileInput
+from memory_client._errors import NotFound, ValidationFailed
 from memory_client._http import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
@@ -23,6 +24,7 @@ from memory_client._http import (
     request_args,
 )
 from memory_client._models import Context, Health, Recall, Search
+from memory_client._reading import PAGE_TOKENS, READ_TOOL, page_text, read_call
 from memory_client._records import (
     Deleted,
     DeletedDocument,
@@ -127,13 +129,13 @@ class Client:
                 recall: bool | None = None, filters: Mapping[str, Any] | None = None,
                 min_score: float | None = None, ephemeral_tools: Sequence[str] | None = None,
                 processors: Mapping[str, str] | None = None, parent_task_id: str | None = None,
-                namespace: str | None = None) -> Context:
+                read_tool: bool | None = None, namespace: str | None = None) -> Context:
         """POST /v1/context: an agent's whole turn (OpenAI chat messages) fitted into `window` tokens."""
         return self._send(calls.context(
             self._ns(namespace), messages, window=window, task_id=task_id, output_reserve=output_reserve,
             safety_margin=safety_margin, allocation=allocation, system=system, tools=tools, query=query,
             recall=recall, filters=filters, min_score=min_score, ephemeral_tools=ephemeral_tools,
-            processors=processors, parent_task_id=parent_task_id))
+            processors=processors, parent_task_id=parent_task_id, read_tool=read_tool))
 
     def search(self, query: str, *, k: int | None = None, namespace: str | None = None) -> Search:
         """POST /v1/search: an experience search laid open (terms, fusion weights, each retriever's rank)."""
@@ -241,6 +243,19 @@ class Client:
         """GET /v1/tasks/{task_id}/items/{key}: an item's whole text, or one page of `page_tokens` tokens."""
         return self._send(calls.read_task_item(self._ns(namespace), task_id, key, page=page,
                                                page_tokens=page_tokens))
+
+    def answer_read(self, call: Mapping[str, Any], *, namespace: str | None = None) -> dict[str, Any]:
+        """The tool message answering a model's call of the read tool (`read_tool=True` offers it): a page of
+        the text the service set aside, or a sentence saying why it cannot be read."""
+        read = read_call(call)
+        if read.problem is not None:
+            return {"role": "tool", "tool_call_id": read.call_id, "content": read.problem}
+        try:
+            page = self.read_task_item(read.task_id, read.key, page=read.page, page_tokens=PAGE_TOKENS,
+                                         namespace=namespace)
+        except (NotFound, ValidationFailed) as refused:
+            return {"role": "tool", "tool_call_id": read.call_id, "content": f"{READ_TOOL}: {refused.detail}"}
+        return {"role": "tool", "tool_call_id": read.call_id, "content": page_text(page)}
 
     def list_summaries(self, task_id: str, *, namespace: str | None = None) -> SummaryList:
         """GET /v1/tasks/{task_id}/summaries: every version of the task's compaction summary, oldest first."""

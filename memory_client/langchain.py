@@ -28,16 +28,18 @@ from langchain_core.messages import (
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
+from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import model_validator
 
 from memory_client._async import AsyncClient
 from memory_client._client import Client
 from memory_client._models import Context, Recall
+from memory_client._reading import READ_TOOL
 
 __all__ = [
-    "MemoryRetriever", "context_hook", "from_openai_messages", "task_of", "to_documents", "to_openai_messages",
-    "tool_schemas",
+    "MemoryRetriever", "context_hook", "from_openai_messages", "read_tool", "task_of", "to_documents",
+    "to_openai_messages", "tool_schemas",
 ]
 
 _ROLES: dict[type[BaseMessage], str] = {SystemMessage: "system", HumanMessage: "user", AIMessage: "assistant",
@@ -127,7 +129,7 @@ def _openai(index: int, message: BaseMessage) -> dict[str, Any]:
     if role is None:
         raise ValueError(f"messages[{index}] is a {type(message).__name__}; /v1/context takes system, human, AI "
                          "and tool messages")
-    out: dict[str, Any] = {"role": role, "content": _content(index, message, role)}
+    out: dict[str, Any] = {"role": role, "content": _content(message, role)}
     if message.name and role != "tool":
         out["name"] = message.name
     if isinstance(message, AIMessage) and message.tool_calls:
@@ -144,18 +146,17 @@ def _openai(index: int, message: BaseMessage) -> dict[str, Any]:
     return out
 
 
-def _content(index: int, message: BaseMessage, role: str) -> str | list[dict[str, str]]:
+def _content(message: BaseMessage, role: str) -> str | list[dict[str, Any]]:
     if isinstance(message.content, str):
         return message.content
-    parts = []
-    for j, block in enumerate(message.content):
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
         if isinstance(block, str):
             parts.append({"type": "text", "text": block})
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
             parts.append({"type": "text", "text": block["text"]})
-        elif role != "assistant":
-            raise ValueError(f"messages[{index}].content[{j}] is a {block.get('type')!r} block; /v1/context fits "
-                             "text only: send the text, or leave this message out of the fitted turn")
+        elif role != "assistant":  # an image or another part: passed on, counted by the service's stated rule
+            parts.append(dict(block))
     return parts
 
 
@@ -167,7 +168,7 @@ def from_openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[BaseMess
 def _langchain(index: int, message: Mapping[str, Any]) -> BaseMessage:
     role, content, name = message.get("role"), message.get("content"), message.get("name")
     text: Any = "" if content is None else content
-    if role == "system":
+    if role in ("system", "developer"):  # LangChain has one message class for instructions
         return SystemMessage(content=text, name=name)
     if role == "user":
         return HumanMessage(content=text, name=name)
@@ -187,7 +188,34 @@ def _langchain(index: int, message: Mapping[str, Any]) -> BaseMessage:
             calls.append(ToolCall(name=function["name"], args=args if isinstance(args, dict) else {"input": args},
                                   id=call["id"], type="tool_call"))
         return AIMessage(content=text, name=name, tool_calls=calls, invalid_tool_calls=invalid)
-    raise ValueError(f"messages[{index}] has role {role!r}; expected system, user, assistant or tool")
+    raise ValueError(f"messages[{index}] has role {role!r}; expected system, developer, user, assistant or tool")
+
+
+def read_tool(client: Client | None = None, async_client: AsyncClient | None = None, *,
+              namespace: str | None = None) -> StructuredTool:
+    """The read tool (`memory_read`) as a LangChain tool: add it to the agent's tools and send `read_tool=True`
+    to /v1/context, and the model can read back, page by page, what the service set aside to fit the window."""
+    if client is None and async_client is None:
+        raise ValueError("read_tool needs client=Client(...) or async_client=AsyncClient(...), or both")
+
+    def call(key: str, page: int = 1) -> dict[str, Any]:
+        return {"id": "read", "name": READ_TOOL, "args": {"key": key, "page": page}}
+
+    def read(key: str, page: int = 1) -> str:
+        if client is None:
+            raise ValueError("this read tool has only an async_client: run the agent with ainvoke/astream")
+        return str(client.answer_read(call(key, page), namespace=namespace)["content"])
+
+    async def aread(key: str, page: int = 1) -> str:
+        if async_client is None:
+            return await run_in_executor(None, read, key, page)
+        return str((await async_client.answer_read(call(key, page), namespace=namespace))["content"])
+
+    return StructuredTool.from_function(
+        func=read, coroutine=aread, name=READ_TOOL,
+        description="Read back text that was set aside to fit the context window: a tool result or earlier "
+                    "messages named by a reference such as \"task item t-42/r7\". Returns one page; the end of "
+                    "the text says how to ask for the next page.")
 
 
 def tool_schemas(tools: Sequence[Any], *, pinned: bool = False) -> list[dict[str, Any]]:

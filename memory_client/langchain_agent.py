@@ -19,7 +19,9 @@ from langgraph.config import get_config
 from memory_client._async import AsyncClient
 from memory_client._client import Client
 from memory_client._models import Context
+from memory_client._reading import READ_TOOL
 from memory_client.langchain import from_openai_messages, task_of, to_openai_messages, tool_schemas
+from memory_client.langchain import read_tool as make_read_tool
 
 __all__ = ["ContextMiddleware"]
 
@@ -32,12 +34,14 @@ class ContextMiddleware(AgentMiddleware):
     The service may leave tool schemas out when they outgrow their share (`select_tools=False` sends them pinned,
     so all stay); provider tools that are not function schemas are passed on untouched and not counted. The task
     is `task_id`, else the thread's id; `options` are /v1/context's other fields. With only `client`, async runs
-    use it in a worker thread.
+    use it in a worker thread. `read_tool=True` gives the agent `memory_read`, answered through the client, to read
+    back what the service set aside (tool results, compacted messages) instead of doing the work again.
     """
 
     def __init__(self, client: Client | None = None, async_client: AsyncClient | None = None, *, window: int,
                  namespace: str | None = None, task_id: str | None = None, select_tools: bool = True,
-                 on_report: Callable[[Context], None] | None = None, **options: Any) -> None:
+                 read_tool: bool = False, on_report: Callable[[Context], None] | None = None,
+                 **options: Any) -> None:
         if client is None and async_client is None:
             raise ValueError("ContextMiddleware needs client=Client(...) or async_client=AsyncClient(...), or both")
         self.client = client
@@ -48,6 +52,9 @@ class ContextMiddleware(AgentMiddleware):
         self.select_tools = select_tools
         self.on_report = on_report
         self.options = options
+        # With read_tool the agent gets the tool that reads set-aside texts back, and the service offers it.
+        self.read_tool = read_tool
+        self.tools = [make_read_tool(client, async_client, namespace=namespace)] if read_tool else []
 
     def wrap_model_call(self, request: ModelRequest[Any],
                         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> ModelResult:
@@ -71,9 +78,11 @@ class ContextMiddleware(AgentMiddleware):
     def _body(self, request: ModelRequest[Any]) -> dict[str, Any]:
         messages: list[BaseMessage] = [request.system_message] if request.system_message else []
         messages += request.messages
-        schemas = tool_schemas([t for t in request.tools if _is_function(t)], pinned=not self.select_tools)
+        own = [t for t in request.tools if _is_function(t) and not (self.read_tool and _name(t) == READ_TOOL)]
+        schemas = tool_schemas(own, pinned=not self.select_tools)
+        extra = {"read_tool": True} if self.read_tool else {}
         return {"messages": to_openai_messages(messages), "window": self.window, "namespace": self.namespace,
-                "tools": schemas or None, "task_id": self.task_id or task_of(_config()), **self.options}
+                "tools": schemas or None, "task_id": self.task_id or task_of(_config()), **extra, **self.options}
 
     def _fitted(self, request: ModelRequest[Any], fitted: Context) -> ModelRequest[Any]:
         if self.on_report is not None:

@@ -23,6 +23,7 @@ from api.schemas.facts import FactChangePublic, FactListPublic, FactObserve, Fac
 from api.schemas.jobs import JobPublic
 from api.schemas.recall import RecallPublic, RecallRequest
 from api.schemas.tasks import TaskItemAdded, TaskItemCreate, TaskPage
+from memory.context import READ_TOOL, task_of
 from memory.experience import MemoryTurn
 from memory.service import Memory
 
@@ -91,6 +92,16 @@ class _FactId(RequestModel):
     """The fact to delete, with every version of its key."""
 
     fact_id: str = Field(min_length=1, max_length=200)
+
+
+_READ_PAGE_TOKENS = 2000  # what one page of a set-aside text costs the model, at most
+
+
+class _SetAsideRead(RequestModel):
+    """A text the context set aside (a tool result, compacted messages), named by its key, one page at a time."""
+
+    key: str = Field(min_length=1, max_length=300, description="the task item named in the context, e.g. t-42/r7")
+    page: int | None = Field(default=None, ge=1, strict=True, description="which page (default 1)")
 
 
 class _TaskRead(RequestModel):
@@ -176,6 +187,17 @@ def _task_get(call: Call) -> Answer:
     return Answer(text, page.model_dump(mode="json"))
 
 
+def _memory_read(call: Call) -> Answer:
+    a = call.args
+    page = TaskPage.of(call.memory.tasks.read(call.namespace, task_of(a.key), a.key, page=a.page or 1,
+                                              page_tokens=_READ_PAGE_TOKENS))
+    text = page.text
+    if page.page < page.pages:
+        text += (f"\n\n[page {page.page} of {page.pages}: call {READ_TOOL} with key {a.key!r} and page "
+                 f"{page.page + 1} for the next]")
+    return Answer(text, page.model_dump(mode="json"))
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("recall", "What memory holds for this query (pinned constraints, task items, relevant passages), "
              "as a prompt-ready block within `budget` tokens.",
@@ -200,4 +222,8 @@ TOOLS: tuple[ToolSpec, ...] = (
              _arguments("TaskPutArguments", TaskItemCreate, task_id=(TaskId, ...)), _task_put),
     ToolSpec("task_get", "Read a task item back by `key`, whole or one page of `page_tokens` at a time.",
              _arguments("TaskGetArguments", _TaskRead), _task_get, read_only=True),
+    # The read tool /v1/context offers with read_tool: the same name, so a model answered by MCP can call it.
+    ToolSpec(READ_TOOL, "Read back, one page at a time, text the context set aside to fit the window (a tool result "
+             "or earlier messages named by a reference such as 'task item t-42/r7').",
+             _arguments("MemoryReadArguments", _SetAsideRead), _memory_read, read_only=True),
 )

@@ -173,6 +173,29 @@ async def test_context_packs_a_turn_and_restates_a_pinned_constraint(session: Cl
     assert "Never use Python 2 syntax." in json.dumps(packed["messages"], ensure_ascii=False)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_memory_read_reads_back_what_a_context_call_set_aside(session: Client, lang: str) -> None:
+    rows = [{"id": f"r-{k}", "text": "a row of the report" if lang == "en" else "报告中的一行"} for k in range(400)]
+    messages = [{"role": "user", "content": "Load the report." if lang == "en" else "读取报告。"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "load", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(rows, ensure_ascii=False)},
+                {"role": "user", "content": "The last row?" if lang == "en" else "最后一行？"}]
+    packed = (await call(session, "context", {"messages": messages, "window": 2048, "task_id": f"m-{lang}",
+                                              "read_tool": True})).structured_content
+    assert "memory_read" in {t["function"]["name"] for t in packed["tools"]}
+    key = next(a["key"] for a in packed["report"]["actions"] if a["kind"] == "processed")
+    text, page = "", 1
+    while True:
+        got = await call(session, "memory_read", {"key": key, "page": page})
+        text += got.structured_content["text"]
+        if got.structured_content["page"] == got.structured_content["pages"]:
+            break
+        assert f"page {page + 1} for the next" in got.content[0].text
+        page += 1
+    assert text == messages[2]["content"]
+
+
 @pytest.fixture()
 def rest(config: Config, memory: Memory) -> TestClient:
     return local_client(create_app(config, memory))
