@@ -41,6 +41,7 @@ from typing import Any
 
 from bench import context_trace_data as data
 from bench.context_trace import (
+    RESERVE,
     Recency,
     Trimmed,
     available_at,
@@ -134,7 +135,7 @@ def run(trace: Trace, window: int, memory: Memory, question: int) -> Run:
         held = list(trace.messages[:turn.call_end])
         start = time.perf_counter()
         result = memory.context(namespace, copy.deepcopy(held), window=window, task_id=task_id, tools=list(TOOLS),
-                                ephemeral_tools=EPHEMERAL_TOOLS)
+                                ephemeral_tools=EPHEMERAL_TOOLS, output_reserve=RESERVE)
         ms = (time.perf_counter() - start) * 1000
         report = result.report
         outputs: dict[str, list[Chat]] = {"ours": list(result.messages)}
@@ -152,7 +153,7 @@ def run(trace: Trace, window: int, memory: Memory, question: int) -> Run:
             out.compactions += 1
             start = time.perf_counter()
             memory.context(namespace, copy.deepcopy(held), window=window, task_id=task_id, tools=list(TOOLS),
-                           ephemeral_tools=EPHEMERAL_TOOLS)
+                           ephemeral_tools=EPHEMERAL_TOOLS, output_reserve=RESERVE)
             again = (time.perf_counter() - start) * 1000
             versions = memory.tasks.summaries(namespace, task_id)
             new = versions[-1].covered_tokens - (versions[-2].covered_tokens if len(versions) > 1 else 0)

@@ -63,6 +63,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages, trim_messa
 from bench.context_trace_data import EPHEMERAL_TOOLS, TOOLS, Trace, TraceTurn, build_trace, load_haystack
 from memory.config import Config, load_config
 from memory.context import Message, ToolCall, budget, count_tokens, message_tokens, parse_messages
+from memory.context.budget import DEFAULT_OUTPUT_RESERVE
 from memory.context.constraints import BLOCK_HEADER
 from memory.context.tools import canonical
 from memory.embedding import Embedder
@@ -75,23 +76,32 @@ from memory.tokens import TokenCounter, get_counter
 Chat = dict[str, Any]
 QUICK_SESSIONS = 6
 SCALE_SIZES = (100, 1000)
+# The reply's reserve this bench has always used (a request that gives none now keeps a quarter of a small window):
+# its figures stay comparable with the earlier rounds'.
+RESERVE = DEFAULT_OUTPUT_RESERVE
 _SPACES = re.compile(r"\s+")
 _NUMBER = re.compile(r"\d+")
 
 
-def to_message(index: int, raw: Mapping[str, Any]) -> Message:
-    """A chat dict as a Message without the pair checks (an invalid sequence must still be counted)."""
+def to_message(index: int, raw: Mapping[str, Any], counter: TokenCounter | None = None) -> Message:
+    """A chat dict as a Message without the pair checks (an invalid sequence must still be counted); content parts
+    are read as the library reads them (their texts, and what other parts cost)."""
     calls = tuple(ToolCall(c["id"], c["function"]["name"], c["function"].get("arguments", ""))
                   for c in raw.get("tool_calls") or ())
-    return Message(index, raw["role"], raw.get("content") or "", raw.get("name"), calls, raw.get("tool_call_id"))
+    content = raw.get("content") or ""
+    if not isinstance(content, str):
+        (parsed,) = parse_messages([{"role": "user", "content": content}], counter)
+        return Message(index, raw["role"], parsed.content, raw.get("name"), calls, raw.get("tool_call_id"),
+                       media=parsed.media)
+    return Message(index, raw["role"], content, raw.get("name"), calls, raw.get("tool_call_id"))
 
 
 def output_tokens(counter: TokenCounter, messages: Sequence[Chat]) -> int:
     """What a request with these messages costs (OpenAI's formula); invalid sequences are counted too."""
     try:
-        parsed: Sequence[Message] = parse_messages(list(messages))
+        parsed: Sequence[Message] = parse_messages(list(messages), counter)
     except ValidationError:
-        parsed = [to_message(i, m) for i, m in enumerate(messages)]
+        parsed = [to_message(i, m, counter) for i, m in enumerate(messages)]
     return count_tokens(counter, parsed)
 
 
@@ -126,7 +136,7 @@ def _conversation(messages: Sequence[Chat]) -> list[Chat]:
 
 def shared_prefix(counter: TokenCounter, messages: Sequence[Chat], before: Sequence[Chat]) -> float:
     """The share of the messages' tokens in the leading messages they have in common with `before`."""
-    costs = [message_tokens(counter, to_message(i, m)) for i, m in enumerate(messages)]
+    costs = [message_tokens(counter, to_message(i, m, counter)) for i, m in enumerate(messages)]
     same = next((i for i, (a, b) in enumerate(zip(messages, before, strict=False)) if a != b),
                 min(len(messages), len(before)))
     return sum(costs[:same]) / sum(costs) if costs else 0.0
@@ -163,10 +173,10 @@ class Recency:
         """The newest suffix that fits, after the system message."""
         start = time.perf_counter()
         head = [messages[0]] if messages and messages[0]["role"] == "system" else []
-        used = 3 + sum(message_tokens(self.counter, to_message(0, m)) for m in head)
+        used = 3 + sum(message_tokens(self.counter, to_message(0, m, self.counter)) for m in head)
         kept: list[Chat] = []
         for raw in reversed(messages[len(head):]):
-            used += message_tokens(self.counter, to_message(0, raw))
+            used += message_tokens(self.counter, to_message(0, raw, self.counter))
             if used > available:
                 break
             kept.append(raw)
@@ -187,7 +197,7 @@ class Trimmed:
 
     def count(self, messages: list[BaseMessage]) -> int:
         """Our tokenizer and OpenAI's formula over the chat dicts these messages came from."""
-        return count_tokens(self.counter, [to_message(i, self.trace.messages[int(m.id or 0)])
+        return count_tokens(self.counter, [to_message(i, self.trace.messages[int(m.id or 0)], self.counter)
                                            for i, m in enumerate(messages)])
 
     def assemble(self, messages: Sequence[Chat], available: int, turn: TraceTurn) -> Call:
@@ -218,7 +228,8 @@ class Ours:
         held = copy.deepcopy(list(messages))
         start = time.perf_counter()
         result = self.memory.context(self.namespace, held, window=self.window, task_id=self.task_id,
-                                     tools=list(TOOLS), ephemeral_tools=EPHEMERAL_TOOLS, recall=recall)
+                                     tools=list(TOOLS), ephemeral_tools=EPHEMERAL_TOOLS, recall=recall,
+                                     output_reserve=RESERVE)
         ms = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
         self.twin.encode_query(turn.user)
@@ -378,8 +389,8 @@ def fresh_embedder(config: Config) -> Embedder:
 
 
 def available_at(window: int) -> int:
-    """The input budget of a window with the default output reserve and safety margin."""
-    return budget(window).available
+    """The input budget of a window with the bench's output reserve and the default safety margin."""
+    return budget(window, RESERVE).available
 
 
 def scale(memory: Memory, twin: Embedder, question: int, window: int, calls: int,
