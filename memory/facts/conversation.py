@@ -64,8 +64,12 @@ class ConversationFacts:
         # Read outside the write lock (the detector runs a model): the messages no earlier call read, as of now.
         seen = _observed(self._store.db, namespace, task_id, [digest for _, _, digest in readable])
         clauses = {digest: self._read(clean) for _, clean, digest in readable if digest not in seen}
-        screen = self._screen(namespace)
         stated: dict[int, set[str]] = {index: set() for index, _ in given}
+        if not clauses:  # every message was read before (most turns): nothing to write, no write lock to wait for
+            for index, _, digest in readable:
+                stated[index].update(seen[digest])
+            return self._answer(namespace, task_id, stated)
+        screen = self._screen(namespace)
         with self._store.transaction() as db:
             now = to_iso(self._clock())
             # Again under the lock: another call may have read some of them meanwhile.
@@ -82,7 +86,11 @@ class ConversationFacts:
                            "VALUES (?, ?, ?, ?, ?, ?)", [namespace, task_id, digest, index, json.dumps(keys), now])
                 seen[digest] = keys  # the same message given twice is read once
                 stated[index].update(keys)
-            in_force = self._in_force(db, namespace, session) if any(stated.values()) else {}
+        return self._answer(namespace, task_id, stated)
+
+    def _answer(self, namespace: str, task_id: str, stated: dict[int, set[str]]) -> Stated:
+        """For each message, the (scope, key) of the facts in force it stated (key digests mapped back)."""
+        in_force = self._in_force(self._store.db, namespace, f"session:{task_id}") if any(stated.values()) else {}
         return {index: frozenset(in_force[d] for d in digests if d in in_force) for index, digests in stated.items()}
 
     def forget_namespace(self, db: sqlite_utils.Database, namespace: str) -> int:

@@ -151,3 +151,33 @@ def test_a_session_of_any_length_keeps_answering(memory: Memory, window: int) ->
         result = memory.context("ns", history, window=window, task_id="long", recall=False)
         assert result.report.tokens["total"] <= result.report.budget.available
     assert result.report.summary is not None
+
+
+GIVEN = {"en": ("My order number is ZX-48213-Q if you need it later; the invoice is at /srv/billing/2026/inv-88.pdf "
+                "and the tracking page is https://track.example.com/p/77Q2.", ["ZX-48213-Q", "/srv/billing/2026/inv-88.pdf",
+                                                                               "https://track.example.com/p/77Q2"]),
+         "zh": ("订单号是 DD20261130-8842，发票在 /srv/billing/2026/inv-88.pdf ，物流页面 https://track.example.com/p/77Q2 。",
+                ["DD20261130-8842", "/srv/billing/2026/inv-88.pdf", "https://track.example.com/p/77Q2"])}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_identifiers_given_in_passing_survive_twenty_compactions(memory: Memory, lang: str) -> None:
+    said, ids = GIVEN[lang]
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a support agent."},
+                                     {"role": "user", "content": said}, {"role": "assistant", "content": "Noted."}]
+    made, turn = 0, 0
+    while made < 20 and turn < 400:
+        turn += 1
+        history += [{"role": "user", "content": f"Question {turn}: " + ("tell me more about shipping. " * 20
+                                                                          if lang == "en" else "再说说运输。" * 30)},
+                    {"role": "assistant", "content": ("Shipping takes a few days. " * 25 if lang == "en"
+                                                      else "运输需要几天。" * 40)}]
+        history.append({"role": "user", "content": "And then?" if lang == "en" else "然后呢？"})
+        result = memory.context("ns", history, window=4096, task_id=f"ids-{lang}", recall=False)
+        history.pop()
+        made += bool([a for a in result.report.actions if a.kind == "compacted"])
+    assert made >= 20
+    latest = memory.tasks.summaries("ns", f"ids-{lang}")[-1].text
+    sent = "\n".join(str(m["content"]) for m in result.messages)
+    for ident in ids:
+        assert ident in sent or ident in latest, ident
