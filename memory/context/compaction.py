@@ -2,12 +2,13 @@
 passing, the span's full text in parts for its references, and the digest that ties a stored summary to its messages.
 
 The trigger (seed 001 §5.1, seed 003 §3.3): the history (the summary in force plus the verbatim messages) passes
-`compact_watermark` of its room. A compaction summarises everything before the most recent `keep_turns` user
-turns, and more when those are still large: the verbatim part is left at most half of the gap between the
-watermark and the summary's share, so the history must grow by that much again before the next compaction (no
-compaction storm, and the prefix changes once per run). The summary in force is stored as a version in task
-memory (TaskMemory.add_summary) with the digest of the messages it covers: a later turn that sends the same
-messages reuses it as it is, byte for byte; one that sends other messages (an edited history) gets a new one.
+its room under the watermark (memory.context.plan). A compaction summarises the oldest units, only as many as it
+takes to leave the verbatim part within `compact_target` less `summary_share` of that room (the most recent
+`keep_turns` user turns stay while they fit the room), so the history must grow by a good part of its room again
+before the next compaction (no compaction storm) and keeps every recent message it has room for. The summary in
+force is stored as a version in task memory (TaskMemory.add_summary) with the digest of the messages it covers: a
+later turn that sends the same messages reuses it as it is, byte for byte; one that sends other messages (an edited
+history) gets a new one.
 """
 
 from __future__ import annotations
@@ -55,16 +56,21 @@ def triggered(size: int, room: int, watermark: float) -> bool:
     return size > watermark * room
 
 
-def boundary(units: Sequence[Unit], cost: Callable[[Unit], int], keep_turns: int, most: int) -> int:
-    """How many leading units to compact: all before the last `keep_turns` user turns, then more while the
-    rest is over `most` tokens (at least the last unit stays). 0 means nothing to compact."""
-    starts = [i for i, u in enumerate(units) if u.messages[0].role == "user"]
-    at = len(units) if keep_turns == 0 else (starts[-keep_turns] if len(starts) >= keep_turns else 0)
-    at = min(at, max(len(units) - 1, 0))
-    rest = sum(cost(u) for u in units[at:])
+def boundary(units: Sequence[Unit], cost: Callable[[Unit], int], keep_turns: int, most: int,
+             room: int | None = None) -> int:
+    """How many leading units to compact: the oldest, until the rest is within `most` tokens (at least the last unit
+    stays); the last `keep_turns` user turns stay even beyond `most` while they fit `room`. 0 means nothing to
+    compact."""
+    rest = sum(cost(u) for u in units)
+    at = 0
     while at < len(units) - 1 and rest > most:
         rest -= cost(units[at])
         at += 1
+    starts = [i for i, u in enumerate(units) if u.messages[0].role == "user"]
+    if keep_turns and starts:
+        limit = starts[-keep_turns] if len(starts) >= keep_turns else 0
+        if at > limit and sum(cost(u) for u in units[limit:]) <= (most if room is None else room):
+            at = limit
     return at
 
 

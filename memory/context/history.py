@@ -27,7 +27,7 @@ from memory.context.messages import Message, group
 from memory.context.model import Action
 from memory.context.offload import Offloads
 from memory.context.processors import back_reference, process
-from memory.context.summaries import Compaction, sent_text
+from memory.context.summaries import Compaction, sent_text, written_for
 from memory.context.tool_results import ToolAction, prune_oldest
 from memory.context.turn import NO_PROCESSOR, Turn
 from memory.errors import ValidationError
@@ -79,6 +79,10 @@ def fit_history(turn: Turn, before: list[Message], tail: list[Message], version:
     # When what is never cut leaves the watermark almost no room, compaction still works within half of what
     # `available` leaves: a summary with its references beats leaving the oldest history out unread.
     room_t = max(room_t, room_a // 2)
+    budget = int(room_t * cfg.summary_share) - overhead
+    made_for = written_for(version) if version is not None else None
+    if made_for is not None and budget >= 2 * max(made_for, 1):
+        version = None  # the window grew since: the history is fitted afresh, from the messages themselves
     covered = version.last if version is not None else -1
     before = [m for m in before if m.index > covered or m.pinned]
     tail = [m for m in tail if m.index > covered or m.pinned]
@@ -88,7 +92,6 @@ def fit_history(turn: Turn, before: list[Message], tail: list[Message], version:
     def size() -> int:
         return (overhead + counter.count(out.summary) if out.summary else 0) + cost(out.before) + cost(out.tail)
 
-    budget = int(room_t * cfg.summary_share) - overhead
     too_big = version is not None and version.tokens > budget + budget // 4  # the window shrank since
     huge = int(cfg.compact_target * room_t)
     # A result is not reduced below the cap, nor below what a summary may take in a small window.
@@ -113,7 +116,7 @@ def _compact(turn: Turn, out: Fitted, room_t: int, budget: int, too_big: bool, n
              size: Callable[[], int]) -> None:
     units = [u for u in (*group(out.before), *group(out.tail)) if not any(m.pinned for m in u.messages)]
     most = int((cfg.compact_target - cfg.summary_share) * room_t)
-    span = [m for u in units[:boundary(units, lambda u: cost(u.messages), cfg.keep_turns, most)]
+    span = [m for u in units[:boundary(units, lambda u: cost(u.messages), cfg.keep_turns, most, room_t // 2)]
             for m in u.messages]
     # A span worth less than half of what must go is not worth a version (the newest unit is the large one):
     # the last resorts fit that unit instead, and the summary and the older history stay as they are.

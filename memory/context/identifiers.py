@@ -155,6 +155,8 @@ def identifiers(text: str) -> tuple[Identifier, ...]:
 
 _WORDS = re.compile(r"[\w.@+/:-]+")
 _CODE = re.compile(r"[A-Z]{2,6}")
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
 _LONG_NUMBER = 5  # digits: a shorter bare number is a count, an amount or a year, not a value to match on
 
 
@@ -164,8 +166,8 @@ def values(text: str) -> tuple[str, ...]:
     user_42, a@b.io), and numbers of _LONG_NUMBER digits or more (dates, phone and order numbers); not field names
     (payment_methods), nor counts."""
     words = (w.rstrip(".,:;") for w in _WORDS.findall(text))
-    return tuple(w for w in words if _CODE.fullmatch(w) or "@" in w or (any(c.isdigit() for c in w) and (
-        any(c.isalpha() for c in w) or sum(c.isdigit() for c in w) >= _LONG_NUMBER)))
+    return tuple(w for w in words if _CODE.fullmatch(w) or "@" in w or (_DIGIT.search(w) is not None and (
+        _LETTER.search(w) is not None or len(_DIGIT.findall(w)) >= _LONG_NUMBER)))
 
 
 def _matches(ways: Sequence[_Way], text: str) -> Iterator[re.Match[str]]:

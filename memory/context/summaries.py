@@ -22,9 +22,10 @@ from memory.task import TaskMemory
 from memory.task.model import SummaryVersion
 from memory.tokens import TokenCounter
 
-__all__ = ["FACTS", "Compaction", "in_use", "sent_text", "stored"]
+__all__ = ["FACTS", "ROOM", "Compaction", "in_use", "sent_text", "stored", "written_for"]
 
 FACTS = "Facts"  # the unrendered section naming the facts a version states
+ROOM = "Room"  # the unrendered section holding the budget a version was written for
 
 
 def stored(tasks: TaskMemory, namespace: str, task_id: str, messages: Sequence[Message],
@@ -48,6 +49,12 @@ def sent_text(version: SummaryVersion, in_force: Collection[str]) -> str:
     if not gone:
         return version.text
     return "\n".join(line for line in version.text.split("\n") if line not in gone)
+
+
+def written_for(version: SummaryVersion) -> int | None:
+    """The budget a version was written for (None for a version stored before it was recorded)."""
+    room = version.sections.get(ROOM, ())
+    return int(room[0]) if room and room[0].isdigit() else None
 
 
 def in_use(version: SummaryVersion | None, created: bool, tokens: int) -> SummaryInUse | None:
@@ -101,7 +108,7 @@ class Compaction:
             warnings += said
             if made.text != extractive.text:
                 name = self._summariser.name
-        sections = {**made.sections, FACTS: tuple(stated)}
+        sections = {**made.sections, FACTS: tuple(stated), ROOM: (str(max(budget, 0)),)}
         version = self._tasks.add_summary(
             namespace, task_id, first=first, last=last, digest=ref, text=made.text, tokens=made.tokens,
             covered_tokens=self._cost(span) + (prior.covered_tokens if prior is not None else 0),

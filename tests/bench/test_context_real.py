@@ -82,17 +82,21 @@ def test_kept_share_reads_contents_and_arguments() -> None:
 
 
 @needs_data
-def test_smoke_run_on_real_conversations() -> None:
-    result = run([4096, 16384], "both", 2)
-    assert list(result["splits"]) == ["held-out", "dev"]
-    for split in result["splits"].values():
-        assert split["trajectories"] == 2 and split["steps"] > 0
-        for at in split["windows"].values():
-            for name in ("trim_messages", "recency"):
-                peer = at["managers"][name]
-                assert peer["steps"] == split["steps"] and peer["answered"] == peer["steps"]
-                assert peer["tokens_p50"] is not None and peer["kept"] <= peer["needed"]
+def test_a_quick_replay_holds_its_floors_on_both_splits_and_our_traces() -> None:
+    """A floor, not the figures (bench/RESULTS.md has those): on the first conversations of the held-out split (never
+    tuned on), of dev and of our own, nothing is refused, over budget or an invalid sequence; a turn that fits goes
+    untouched and keeps every value; under pressure ours keeps at least what recency keeps."""
+    result = run([6144, 16384], "all", 8)
+    assert list(result["splits"]) == ["held-out", "dev", "own"] and result["refusals"] == []
+    for name, split in result["splits"].items():
+        assert split["trajectories"] == 8 and split["steps"] > 0
+        for window, at in split["windows"].items():
+            for manager in ("trim_messages", "recency"):
+                peer = at["managers"][manager]
+                assert peer["answered"] == peer["steps"] == split["steps"] and peer["kept"] <= peer["needed"]
             ours = at["managers"]["ours"]
-            assert ours["steps"] == split["steps"]
-            assert ours["over_budget"] == 0 and ours["invalid_sequences"] == 0
-            assert ours["refused"] + ours["answered"] == ours["steps"]
+            assert ours["refused"] == 0 and ours["over_budget"] == 0 and ours["invalid_sequences"] == 0
+            assert ours["miscounted"] == 0 and ours["touched_although_fit"] == 0, (name, window)
+            if window == "16384" and name != "own":
+                assert ours["kept"] == ours["needed"]
+            assert ours["kept_share"] >= at["managers"]["recency"]["kept_share"], (name, window)

@@ -220,8 +220,8 @@ CACHES = {
     "tokens.py": "get_counter: tokenizers by name, no stored data",
     "text/analyze.py": "_stem: single words to their stems, no record, id or sentence (see the report)",
     "task/pages.py": "page_ends: item texts; cleared with every deletion (memory.text.remembered, checked above)",
-    "context/summary.py": "terms, _identifiers, _sentences: of /v1/context messages; cleared with every deletion of "
-                          "tasks, facts, documents or a namespace (memory.text.remembered)",
+    "context/summary.py": "terms, _identifiers, _sentences, _values: of /v1/context messages; cleared with every "
+                          "deletion of tasks, facts, documents or a namespace (memory.text.remembered)",
     "context/compaction.py": "_worded_as_rules: user messages' rule sentences; cleared as context/summary.py's",
     "embedding/base.py": "_query_cache: recent query texts, not stored records",
     "experience/dense.py": "_handles: Chroma handles by namespace; dropped with the namespace (checked above)",

@@ -201,15 +201,16 @@ def test_compaction_off_leaves_the_oldest_out_as_before(config: Config, embedder
     assert result.report.summary is None and "truncated" in {a.kind for a in result.report.actions}
 
 
-def test_the_boundary_keeps_the_last_turns_and_leaves_room_below_the_watermark() -> None:
+def test_the_boundary_compacts_the_oldest_until_the_rest_fits_and_keeps_the_last_turns() -> None:
     raw = [m for t in range(10) for m in ({"role": "user", "content": f"q{t}"},
                                           {"role": "assistant", "content": "x " * 50})]
     units = group(parse_messages(raw))
     cost = {u.first: 10 if u.messages[0].role == "user" else 100 for u in units}
-    assert boundary(units, lambda u: cost[u.first], 4, 10_000) == 12  # the last 4 turns = 8 units stay
-    assert boundary(units, lambda u: cost[u.first], 4, 250) == 16  # large turns: fewer stay
-    assert boundary(units, lambda u: cost[u.first], 0, 10_000) == len(units) - 1  # the last unit always stays
-    assert boundary(units[:4], lambda u: cost[u.first], 4, 10_000) == 0  # too few turns: nothing to compact
+    assert boundary(units, lambda u: cost[u.first], 4, 10_000) == 0  # everything fits: nothing to compact
+    assert boundary(units, lambda u: cost[u.first], 4, 550) == 10  # the oldest go until the rest fits: 5 turns stay
+    assert boundary(units, lambda u: cost[u.first], 4, 250, room=500) == 12  # the last 4 turns stay in the room
+    assert boundary(units, lambda u: cost[u.first], 4, 250, room=300) == 16  # ... unless they are over it
+    assert boundary(units, lambda u: cost[u.first], 0, 0) == len(units) - 1  # the last unit always stays
 
 
 @pytest.mark.parametrize(("text", "rule"), [
@@ -302,3 +303,16 @@ def test_facts_of_compacted_messages_are_in_the_summary_and_pinned_ones_in_the_b
         assert text.count(said) == 1, said  # said once: in the summary, or in its message
     oldest = "lake number 0" if lang == "en" else "第0号湖边"
     assert oldest in summary and result.report.summary is not None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_larger_window_is_not_held_to_a_small_summary(memory: Memory, lang: str) -> None:
+    """A summary written for a small window is not reused when the window grows: the turn is fitted afresh, as
+    given when it fits, else with a summary the larger room pays for."""
+    messages = session(100, lang)
+    small = memory.context("ns", messages, window=2048, task_id=f"grow-{lang}", recall=False)
+    assert small.report.summary is not None and small.report.summary.created
+    big = memory.context("ns", messages, window=32768, task_id=f"grow-{lang}", recall=False)
+    check_fits(memory, big)
+    assert big.report.summary is None or big.report.summary.tokens > 2 * small.report.summary.tokens
+    assert big.report.tokens["total"] > 0.4 * big.report.budget.available

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.context.identifiers import identifiers
+from memory.context.identifiers import identifiers, values
 
 CASES = [
     ("Wrote the loader to src/etl/loader.py and pushed commit 3f9c2ab; see https://github.com/acme/etl/pull/42.",
@@ -44,3 +44,22 @@ def test_prose_without_identifiers_yields_none() -> None:
 def test_every_identifier_is_text_of_the_input(text: str) -> None:
     for found in identifiers(text):
         assert found.text and found.text in text
+
+
+def test_an_amount_or_number_ending_a_clause_leaves_its_comma() -> None:
+    found = identifiers("Book HAT083 priced at $304, please; it was 1299元, not 1,200, fine.")
+    assert [(i.kind, i.text) for i in found] == [("id", "HAT083"), ("amount", "$304"), ("amount", "1299元"),
+                                                 ("number", "1,200")]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"origin": "ORD", "flight_number": "HAT271", "date": "2024-05-10", "seats": 3, "payment_methods": {}}',
+     ("ORD", "HAT271", "2024-05-10")),
+    ("Mail mia.li@example.com about order 4NQLHD (user mia_li_3668), 2 bags, $120, call 13957120386.",
+     ("mia.li@example.com", "4NQLHD", "mia_li_3668", "13957120386")),
+    ("订单 DD20261130-8842 于12月3日发出，物流单号 SF1234567890，共3件。",  # no spaces: a run of Chinese with it
+     ("DD20261130-8842", "于12月3日发出", "SF1234567890", "共3件")),
+    ("Please keep it short. 请简短回答。", ()),
+])
+def test_values_are_the_value_like_words_in_order(text: str, expected: tuple[str, ...]) -> None:
+    assert values(text) == expected

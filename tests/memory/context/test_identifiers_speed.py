@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.context.identifiers import identifiers
+from memory.context.identifiers import identifiers, values
 from tests.memory.context.test_identifiers import CASES
 
 SIZE = 100_000
@@ -39,6 +39,13 @@ def test_hostile_input_finishes_in_bounded_time(name: str) -> None:
     took = time.perf_counter() - started
     print(f"{name}: {len(HOSTILE[name])} characters in {took:.3f} s")
     assert took < BOUND_S
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_values_of_hostile_input_finish_in_bounded_time(name: str) -> None:
+    started = time.perf_counter()
+    values(HOSTILE[name])
+    assert time.perf_counter() - started < BOUND_S
 
 
 @pytest.mark.parametrize(("text", "expected"), CASES)
