@@ -104,7 +104,8 @@ class Run:
 
 def _reachable(memory: Memory, namespace: str, task_id: str, text: str) -> str:
     """The output text and the whole text of every task item it names, and of every item those name in turn (a
-    compacted span's item names the span's before it), as an agent reading references would find them."""
+    compacted span's item names the span's before it, and the items a tool result of the span was set aside as),
+    as an agent reading references would find them."""
     behind: list[str] = []
     waiting = list(dict.fromkeys(_KEY.findall(text)))
     seen = set(waiting)
@@ -115,11 +116,10 @@ def _reachable(memory: Memory, namespace: str, task_id: str, text: str) -> str:
         except Exception:
             continue
         behind.append(found)
-        if found.rstrip().endswith("]"):  # only the span items' last line names another item
-            for more in _KEY.findall(found[-200:]):
-                if more not in seen:
-                    seen.add(more)
-                    waiting.append(more)
+        for more in _KEY.findall(found):
+            if more not in seen:
+                seen.add(more)
+                waiting.append(more)
     return text + "\n" + re.sub(r"\s+", " ", "\n".join(behind))
 
 
