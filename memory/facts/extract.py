@@ -31,6 +31,15 @@ __all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored", "extract", "norma
 # "and" chain is split at its first few conjunctions only, so extraction time stays linear in the message.
 _MAX_UNIT = 400
 _MAX_SPLITS = 8
+# The rule patterns read a run of spaces, separators or digits again from every place in it where they may start,
+# so a long run costs its square; no constraint is said with more than a few of them in a row, and a longer run is
+# read as its first ones. A sentence (a stretch without a sentence break) longer than _MAX_SENTENCE is a page, not
+# an instruction: it is accounted for, not read.
+_LONG_RUN = re.compile(r"[\s,;:\-]{17,}|\d{33,}|\.{17,}")
+_RUN_KEPT = {True: 32, False: 16}
+_MAX_SENTENCE = 2000
+# A message is read up to here (a constraint is not said on page ten); what follows is accounted for, not read.
+_MAX_MESSAGE = 20_000
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _SUFFIX = re.compile(r"_\d+$")
 _WORD = re.compile(r"[^\W_]")
@@ -89,6 +98,15 @@ class _Message:
 
 def extract(text: str, rules: RuleSet) -> Extraction:
     """Extract the user's constraints and preferences from one message, accounting for every sentence."""
+    text = _LONG_RUN.sub(lambda m: m.group()[:_RUN_KEPT[m.group()[0].isdigit()]], text)
+    if len(text) > _MAX_MESSAGE:
+        cut = text.rfind("\n", 0, _MAX_MESSAGE) + 1 or _MAX_MESSAGE
+        read = extract(text[:cut], rules)
+        rest = " ".join(text[cut:cut + 80].split())
+        unread = Ignored(f"{rest}… ({len(text) - cut:,} characters)", f"beyond the first {_MAX_MESSAGE:,} characters "
+                         "of the message, which are all that is read for constraints")
+        return replace(read, ignored=(*read.ignored, unread), clauses=(*read.clauses, Clause(
+            unread.text, (), unread.reason)))
     prepared = prepare(text, rules.code_lines)
     masked = [_Unit(span, reason=guards.CODE) for span in prepared.code]
     work, plain = _mask_quotes(prepared.text, rules, masked)
@@ -148,6 +166,9 @@ def _mask_quotes(work: str, rules: RuleSet, masked: list[_Unit]) -> tuple[str, s
 
 
 def _sentence(message: _Message, span: Span) -> list[_Unit]:
+    if span.end - span.start > _MAX_SENTENCE:
+        return [_Unit(span, reason=f"too long to read as one instruction: {span.end - span.start} characters "
+                                   f"without a sentence break (at most {_MAX_SENTENCE} are read)")]
     markers = message.rules.markers[message.lang(span)]
     start, end = strip_edges(message.work, span.start, span.end, markers)
     units: list[_Unit] = []

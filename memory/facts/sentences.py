@@ -109,7 +109,8 @@ def split_sentences(text: str) -> list[Span]:
     spans: list[Span] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
-        if match.group(0) == "." and _ABBREVIATION.search(text[start:match.start()]):
+        # The longest abbreviation and the character before it, not the whole sentence so far (a run of them).
+        if match.group(0) == "." and _ABBREVIATION.search(text[max(start, match.start() - 8):match.start()]):
             continue
         spans.append(Span(start, match.end()))
         start = match.end()

@@ -17,6 +17,12 @@ _CJK_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK = re.compile(f"[{_CJK_CLASS}]")
 # A CJK run with the punctuation and spaces inside it, so jieba sees whole phrases.
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}][{_CJK_CLASS}\\s\u3000-\u303f\uff00-\uffef]*")
+# jieba reads a run block by block, a block being a stretch of the ideographs its dictionary covers; its HMM pass
+# over the unknown characters of a block costs the square of the block's length. Prose breaks a block every few
+# dozen characters, so a run is given to jieba in parts that end where it breaks anyway (the terms are the same),
+# and only a block longer than this (hostile input, a table without punctuation) is cut where it stands.
+_BLOCK_CHARS = 256
+_PARTS = re.compile(f"[\u4e00-\u9fd5]{{1,{_BLOCK_CHARS}}}|[^\u4e00-\u9fd5]+")
 # Word pieces as SQLite's unicode61 tokenizer sees them (letters and digits), so a term is never split again.
 _WORD = re.compile(r"[^\W_]+")
 
@@ -89,10 +95,25 @@ def _pieces(text: str) -> Iterable[str]:
     position = 0
     for run in _CJK_RUN.finditer(text):
         yield from _WORD.findall(text, position, run.start())
-        for token in _jieba().cut_for_search(run.group()):
-            yield from _WORD.findall(token)
+        for part in _parts(run.group()):
+            for token in _jieba().cut_for_search(part):
+                yield from _WORD.findall(token)
         position = run.end()
     yield from _WORD.findall(text, position)
+
+
+def _parts(run: str) -> Iterable[str]:
+    """`run` in parts of about _BLOCK_CHARS that end where jieba ends a block (see _BLOCK_CHARS)."""
+    if len(run) <= _BLOCK_CHARS:
+        yield run
+        return
+    start = end = 0
+    for piece in _PARTS.finditer(run):
+        if piece.end() - start > _BLOCK_CHARS and end > start:
+            yield run[start:end]
+            start = end
+        end = piece.end()
+    yield run[start:end]
 
 
 # English vocabularies are Zipfian: a cache answers most stems without running the algorithm again.
