@@ -10,13 +10,14 @@ from __future__ import annotations
 import ipaddress
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import error_response
 from api.metrics import Metrics
 
-__all__ = ["Guard", "loopback_host"]
+__all__ = ["Guard", "loopback_host", "loopback_origin"]
 
 
 def loopback_host(host: str) -> bool:
@@ -34,9 +35,25 @@ def loopback_host(host: str) -> bool:
         return False
 
 
+def loopback_origin(origin: str) -> bool:
+    """Whether an Origin header names a page served from this machine ("http://localhost:3000"); "null" (a
+    sandboxed frame, a file) does not."""
+    try:
+        parts = urlsplit(origin.strip())
+        return parts.scheme in ("http", "https") and parts.hostname is not None and loopback_host(parts.hostname)
+    except ValueError:
+        return False
+
+
 _REBOUND = ("with no API keys configured the service answers requests addressed to a loopback name only "
             "(127.0.0.1, localhost or [::1], any port), got Host {host!r}; configure [auth.keys] to reach it by "
             "another name")
+
+
+_CROSS_SITE = ("with no API keys configured the service takes writes from this machine's own pages and programs "
+               "only, and this {method} came from a page at {origin!r} (a browser sends any site's form here); "
+               "configure [auth.keys] to accept writes from other origins, with a key")
+_SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class Guard:
@@ -46,7 +63,10 @@ class Guard:
     Without keys the service listens on loopback and answers anyone on this machine, a web page in the user's
     browser included. Such a page cannot read another origin's answers, but one whose name an attacker re-points at
     127.0.0.1 (DNS rebinding) is same-origin with it; its requests still carry its own name in Host, so they are
-    refused here. With keys, the key guards, and a reverse proxy's own name must pass.
+    refused here. A page on any other site can still send a form here (a POST of a form or of plain text needs no
+    permission from us), and the browser names that page in Origin: while `loopback_only`, a write whose Origin is
+    not a page of this machine is refused. With keys, the key guards (a page cannot send it), and a reverse proxy's
+    own name must pass. A request with two Host headers is refused: which one a proxy read is anybody's guess.
     """
 
     def __init__(self, app: ASGIApp, limit: int, metrics: Callable[[], Metrics], loopback_only: bool = False) -> None:
@@ -71,9 +91,17 @@ class Guard:
         try:
             headers = dict(scope["headers"])
             host = headers.get(b"host", b"").decode("latin-1")
+            origin = headers.get(b"origin", b"").decode("latin-1")
             declared = headers.get(b"content-length")
-            if self.loopback_only and not loopback_host(host):
+            hosts = sum(1 for name, _ in scope["headers"] if name == b"host")
+            if hosts > 1:
+                await error_response(400, "BadRequest", f"the request has {hosts} Host headers; send one")(
+                    scope, receive, sending)
+            elif self.loopback_only and not loopback_host(host):
                 await error_response(403, "Forbidden", _REBOUND.format(host=host[:100]))(scope, receive, sending)
+            elif self.loopback_only and origin and scope["method"] not in _SAFE and not loopback_origin(origin):
+                refusal = _CROSS_SITE.format(method=scope["method"], origin=origin[:100])
+                await error_response(403, "Forbidden", refusal)(scope, receive, sending)
             elif declared is not None and (not declared.isdigit() or int(declared) > self.limit):
                 response = error_response(
                     413, "TooLarge",

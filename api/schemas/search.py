@@ -59,10 +59,15 @@ class SearchPublic(BaseModel):
             return RankPublic(rank=hit.rank, score=round(hit.score, 6)) if hit is not None else None
 
         return cls(
-            query=found.query, terms=list(found.terms), cjk_share=round(found.cjk_share, 4),
+            query=_sound(found.query), terms=[_sound(t) for t in found.terms], cjk_share=round(found.cjk_share, 4),
             temporal=found.temporal, dense_weight=round(found.dense_weight, 4),
             lexical_weight=round(found.lexical_weight, 4),
             results=[SearchHitPublic(id=s.id, doc_id=s.doc_id, text=s.text, score=round(s.score, 6),
                                      dense=rank(dense, s.id), lexical=rank(lexical, s.id))
                      for s in found.results],
         )
+
+
+def _sound(text: str) -> str:
+    """`text` as it can be answered in JSON: a lone surrogate of the query (read, never stored) becomes U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")

@@ -5,8 +5,11 @@ and namespace rules as /v1 (each fragment route validates, calls the library, re
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.ui import documents, facts, namespaces, playground, shell, tasks
+from api.ui.render import HEADERS
 
 __all__ = ["install"]
 
@@ -17,3 +20,27 @@ def install(app: FastAPI) -> None:
     for module in (namespaces, facts, documents, playground, tasks):
         app.include_router(module.router)
     app.include_router(shell.router)  # last: /ui/{name} must not shadow a fragment route
+    app.add_middleware(_Headers)
+
+
+class _Headers:
+    """Every answer under /ui carries the inspector's HEADERS: pages, fragments, static files and errors alike."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path, root = (scope.get("path", ""), scope.get("root_path", "")) if scope["type"] == "http" else ("", "")
+        path = path[len(root):] if root and path.startswith(root) else path
+        if path != "/ui" and not path.startswith("/ui/"):
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in HEADERS.items():
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, sending)

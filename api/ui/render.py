@@ -1,5 +1,5 @@
-"""The inspector's templates (Jinja2, every value escaped), the headers every /ui answer carries, the guard of its
-fragment routes, and the checks that turn form fields into a library call's arguments."""
+"""The inspector's templates (Jinja2, every value escaped), the headers every /ui answer carries (api.ui adds
+them), the guard of its fragment routes, and the checks that turn form fields into a library call's arguments."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def render(request: Request, name: str, **context: Any) -> HTMLResponse:
         return _link(root, path, **params)
 
     html = _TEMPLATES.get_template(name).render(root=root, link=link, **context)
-    return HTMLResponse(html, headers=HEADERS)
+    return HTMLResponse(html)  # HEADERS are added to every /ui answer (api.ui._Headers)
 
 
 async def guard(request: Request) -> None:

@@ -503,3 +503,11 @@ def test_an_unexpected_failure_answers_the_json_error_body(tmp_path: Path, embed
         assert broken.status_code >= 500 and set(broken.json()) == {"error", "detail"}
         metrics = client.get("/metrics").text
         assert 'memory_requests_total{method="GET",route="/v1/fails",status="500"} 1.0' in metrics
+
+
+@pytest.mark.parametrize("query", [b"x \\ud800 y", b"\\udfff\\u4e2d\\u6587"])
+def test_a_search_echoes_a_lone_surrogate_as_a_replacement_character(module_client: TestClient, query: bytes) -> None:
+    # A query is read, never stored, so a lone surrogate in it is not refused; the answer repeats the query,
+    # which JSON can only carry once the surrogate is replaced.
+    answer = module_client.post("/v1/search", **_json(b'{"namespace": "u1", "query": "' + query + b'"}'))
+    assert answer.status_code == 200 and "\ufffd" in answer.json()["query"]

@@ -127,3 +127,13 @@ def test_the_documents_fragment_reads_a_screen_of_each_list(client: TestClient, 
     assert "No more: all 1 are on the earlier pages." in later
     assert client.get("/ui/fragments/documents", params={"namespace": "u1", "offset": -1},
                       headers=INSPECTOR).status_code == 422
+
+
+@pytest.mark.parametrize("path", ["/ui/static/inspector.js", "/ui/static/missing.js", "/ui/no-such-page",
+                                  "/ui/fragments/facts?namespace=bad%20name"])
+def test_every_ui_answer_carries_the_headers_errors_and_static_files_included(client: TestClient, path: str) -> None:
+    answer = client.get(path, headers=INSPECTOR)
+    assert answer.headers["content-security-policy"].startswith("default-src 'none'")
+    assert answer.headers["x-content-type-options"] == "nosniff" and answer.headers["x-frame-options"] == "DENY"
+    assert answer.headers["cache-control"] == "no-store" and answer.headers["referrer-policy"] == "no-referrer"
+    assert client.get("/healthz").headers.get("x-frame-options") is None  # the REST routes are not pages
