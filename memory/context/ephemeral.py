@@ -29,24 +29,24 @@ def drop_ephemeral(messages: Sequence[Message],
     """The messages without earlier turns' ephemeral ones, and what was dropped, in message order."""
     users = [i for i, m in enumerate(messages) if m.role == "user"]
     current = users[-1] if users else len(messages)
-    names = {call.id: call.name for m in messages for call in m.tool_calls}
-    gone_calls = {call.id for m in messages[:current] for call in m.tool_calls
-                  if call.name in tools or m.ephemeral}
+    gone_calls: set[str] = set()  # of the assistant message just before (an id may come again later)
     out: list[Message] = []
     dropped: list[Dropped] = []
     for i, message in enumerate(messages):
         if i >= current:
             out.append(message)
             continue
+        if message.tool_calls:
+            gone_calls = {call.id for call in message.tool_calls if call.name in tools or message.ephemeral}
         if message.role == "tool" and message.tool_call_id in gone_calls:
-            dropped.append(Dropped(message.index, names.get(message.tool_call_id)))
+            dropped.append(Dropped(message.index, message.tool))
             continue
         if message.ephemeral and message.role != "tool":
             dropped.append(Dropped(message.index))
             continue
         if message.ephemeral:  # an ephemeral answer of a call that stays: its text goes, the pairing stays
             out.append(replace(message, content="[ephemeral result left out]"))
-            dropped.append(Dropped(message.index, names.get(message.tool_call_id or "")))
+            dropped.append(Dropped(message.index, message.tool))
             continue
         kept_calls = tuple(c for c in message.tool_calls if c.id not in gone_calls)
         if kept_calls != message.tool_calls:

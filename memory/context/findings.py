@@ -70,7 +70,7 @@ def shape_of(text: str, called: str) -> Shape | None:
             leaves: list[Leaf] = []
             try:
                 stated = set(_pairs(json.loads(called))) if called.strip() else set()
-            except ValueError:
+            except (ValueError, RecursionError):
                 stated = set()
             tree = _walk(data, "", 0, leaves, stated, "")
             return Shape(tuple(leaves), tree, len(data) if isinstance(data, list) else None)

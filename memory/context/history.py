@@ -143,7 +143,6 @@ def _reduce(turn: Turn, out: Fitted, excess: int, floor: int, cfg: ContextConfig
     """Back references, then the processors on results over `floor` tokens, each to no less than that (with
     `over`, only on those over `over` tokens, and no back references), oldest first and the recent ones last; a
     result reduced already this turn is not reduced again."""
-    names = {c.id: c.name for m in turn.messages for c in m.tool_calls}
     history = [*out.before, *out.tail]
     done_before = {a.index for a in turn.actions if a.kind == "processed"}
     answers = [i for i, m in enumerate(history) if m.role == "tool" and not m.pinned and m.index not in done_before]
@@ -153,16 +152,16 @@ def _reduce(turn: Turn, out: Fitted, excess: int, floor: int, cfg: ContextConfig
     for i in answers:
         message = history[i]
         if over is None and excess > 0 \
-                and turn.processors.get(names.get(message.tool_call_id or "", ""), "") != NO_PROCESSOR:
+                and turn.processors.get(message.tool or "", "") != NO_PROCESSOR:
             done = back_reference(message.content, earlier)
             if done is not None:
-                excess -= _rewrite(turn, history, i, done.text, done.name, cost, offloads, names)
+                excess -= _rewrite(turn, history, i, done.text, done.name, cost, offloads)
                 continue
         if counter.count(message.content) <= floor:  # a larger one may be reduced below
             earlier.append((message.tool_call_id or "", message.content))
     for i in order:
         message = history[i]
-        tool = names.get(message.tool_call_id or "", "a tool")
+        tool = message.tool or "a tool"
         tokens = counter.count(message.content)
         if excess <= 0 or tokens <= max(floor, over or 0) or turn.processors.get(tool) == NO_PROCESSOR:
             continue
@@ -173,15 +172,15 @@ def _reduce(turn: Turn, out: Fitted, excess: int, floor: int, cfg: ContextConfig
         done = process(tool, message.content, room, counter, by_tool={tool: turn.processors[tool]}
                        if tool in turn.processors else None)
         text, name = (done.text, done.name) if done is not None else (_head(message.content, room, counter), "head")
-        excess -= _rewrite(turn, history, i, text, name, cost, offloads, names)
+        excess -= _rewrite(turn, history, i, text, name, cost, offloads)
     out.before, out.tail = history[:len(out.before)], history[len(out.before):]
 
 
 def _rewrite(turn: Turn, history: list[Message], i: int, text: str, name: str,
-             cost: Callable[[Sequence[Message]], int], offloads: Offloads, names: Mapping[str, str]) -> int:
+             cost: Callable[[Sequence[Message]], int], offloads: Offloads) -> int:
     """Replace result i by `text` with a pointer to its whole original; the tokens saved (0 when not worth it)."""
     message = history[i]
-    tool = names.get(message.tool_call_id or "", "a tool")
+    tool = message.tool or "a tool"
     key = offloads(turn.messages[message.index], tool)
     changed = replace(message, content=text + _POINTER.format(key=key), parts=None, media=0)
     saved = cost([message]) - cost([changed])

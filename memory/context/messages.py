@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from memory.errors import ValidationError
@@ -67,6 +67,7 @@ class Message:
     ephemeral: bool = False
     parts: str | None = None
     media: int = 0
+    tool: str | None = None  # a tool answer's function: of the call it answers (ids may repeat in a conversation)
 
 
 @dataclass(frozen=True)
@@ -86,9 +87,7 @@ def parse_messages(raw: Sequence[Any], counter: TokenCounter | None = None) -> t
     non-text parts of unknown types (without one they cost nothing: only counting needs it)."""
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
         raise ValidationError("messages must be a list of chat messages ({\"role\": ..., \"content\": ...})")
-    messages = tuple(_message(i, m, counter) for i, m in enumerate(raw))
-    _check_pairs(messages)
-    return messages
+    return _paired(tuple(_message(i, m, counter) for i, m in enumerate(raw)))
 
 
 def group(messages: Sequence[Message]) -> tuple[Unit, ...]:
@@ -209,6 +208,8 @@ def _tool_calls(where: str, raw: object) -> tuple[ToolCall, ...]:
                 or not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
             raise ValidationError(f"{at} must be {{\"id\": ..., \"type\": \"function\", \"function\": "
                                   "{\"name\": ..., \"arguments\": \"<JSON text>\"}}")
+        if not function["name"].strip():
+            raise ValidationError(f"{at}.function.name is empty; name the tool the call is for")
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
@@ -216,16 +217,21 @@ def _tool_calls(where: str, raw: object) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
-def _check_pairs(messages: Sequence[Message]) -> None:
-    """Every tool answer follows the assistant message that made its call, and every call is answered."""
+def _paired(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The messages, each tool answer given the function of the call it answers; a ValidationError unless every
+    tool answer follows the assistant message that made its call and every call is answered. A call id names the
+    call of the assistant message just before (real agents use an id again in later turns)."""
     open_calls: dict[str, int] = {}  # call id -> index of the assistant message that made it
-    for message in messages:
+    functions: dict[str, str] = {}  # call id -> function, of the last assistant message that called tools
+    out = list(messages)
+    for position, message in enumerate(messages):
         if message.role == "tool":
             if message.tool_call_id not in open_calls:
                 raise ValidationError(
                     f"messages[{message.index}] answers tool call {message.tool_call_id!r}, which no assistant "
                     "message just before it made; a tool answer must follow the call it answers")
             del open_calls[message.tool_call_id]
+            out[position] = replace(message, tool=functions[message.tool_call_id])
             continue
         if open_calls:
             call, at = next(iter(open_calls.items()))
@@ -235,7 +241,9 @@ def _check_pairs(messages: Sequence[Message]) -> None:
         if len(set(ids)) != len(ids):
             raise ValidationError(f"messages[{message.index}] has two tool calls with one id; ids must differ")
         open_calls = dict.fromkeys(ids, message.index)
+        functions = {c.id: c.name for c in message.tool_calls}
     if open_calls:
         call, at = next(iter(open_calls.items()))
         raise ValidationError(f"messages[{at}] calls tool {call!r}, but no tool message answers it; send the "
                               "answer, or leave the call out")
+    return tuple(out)

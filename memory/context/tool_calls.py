@@ -50,20 +50,33 @@ def call_lines(messages: Sequence[Message],
     """The tool calls of `messages` (a span, its calls answered within it) as lines, in call order, each written
     once per form (chars, upto): its finding within about `chars` characters, of the values ranked `upto` or better
     (IDS: ids, codes, names and dates; DETAIL: everything)."""
-    results = {m.tool_call_id: m.content for m in messages if m.role == "tool"}
-    calls: dict[tuple[str, str], tuple[int, ToolCall]] = {}  # (name, arguments) -> (times made, the last call)
+    results = _answers(messages)
+    # (name, arguments) -> (times made, the last call, the index of its message)
+    calls: dict[tuple[str, str], tuple[int, ToolCall, int]] = {}
     for message in messages:
         for call in message.tool_calls:
             key = (call.name, _same(call.arguments))
-            times = calls.pop(key, (0, call))[0]
-            calls[key] = (times + 1, call)  # re-inserted: the line goes where the call was made last
+            times = calls.pop(key, (0,))[0]
+            calls[key] = (times + 1, call, message.index)  # re-inserted: the line goes where the call was made last
     lines = []
-    for times, call in calls.values():
-        result = results.get(call.id)
-        found = ("(no result)",) * len(forms) if result is None else _findings(result, call.arguments, forms)
+    for times, call, made in calls.values():
+        answer = results.get((made, call.id))
+        found = ("(no result)",) * len(forms) if answer is None else _findings(answer.content, call.arguments, forms)
         head = f"{call.name} {_arguments(call.arguments)}{f' ×{times}' if times > 1 else ''} → "
         lines.append(tuple(head + f for f in found))
     return lines
+
+
+def _answers(messages: Sequence[Message]) -> dict[tuple[int, str], Message]:
+    """Each call's answer by the index of the message that made the call and its id (an id may come again later)."""
+    out: dict[tuple[int, str], Message] = {}
+    made = -1
+    for message in messages:
+        if message.tool_calls:
+            made = message.index
+        elif message.role == "tool" and message.tool_call_id is not None:
+            out[(made, message.tool_call_id)] = message
+    return out
 
 
 def retried(messages: Sequence[Message], later: Sequence[Message]) -> tuple[set[int], list[str]]:
@@ -74,13 +87,13 @@ def retried(messages: Sequence[Message], later: Sequence[Message]) -> tuple[set[
     for position, message in enumerate(everything):
         for call in message.tool_calls:
             calls_at.setdefault(call.name, []).append(position)
-    results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+    results = _answers(messages)
     gone: set[int] = set()
     notes = []
     for position, message in enumerate(messages):
         if not message.tool_calls:
             continue
-        answers = [results.get(c.id) for c in message.tool_calls]
+        answers = [results.get((message.index, c.id)) for c in message.tool_calls]
         if not all(a is not None and _FAILED_RESULT.search(a.content[:_FAILURE_HEAD]) for a in answers):
             continue
         if all(any(p > position for p in calls_at.get(c.name, ())) for c in message.tool_calls):
@@ -94,17 +107,17 @@ def _same(raw: str) -> str:
     """The arguments in one spelling whatever their order and spacing, to tell the same call made again."""
     try:
         return json.dumps(json.loads(raw), sort_keys=True, ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads: the text as it came
         return raw.strip()
 
 
 def _arguments(raw: str) -> str:
     """A call's arguments as compact JSON, long values cut."""
     try:
-        value = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+        return _cut(json.dumps(_shortened(json.loads(raw) if raw.strip() else {}), ensure_ascii=False),
+                    _ARGUMENT_CHARS)
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads: the text as it came
         return _cut(" ".join(raw.split()), _ARGUMENT_CHARS)
-    return _cut(json.dumps(_shortened(value), ensure_ascii=False), _ARGUMENT_CHARS)
 
 
 def _findings(result: str, called: str, forms: Sequence[tuple[int, int]]) -> tuple[str, ...]:

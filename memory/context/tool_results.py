@@ -57,7 +57,6 @@ def prune_tool_results(messages: Sequence[Message], counter: TokenCounter, offlo
     An answer whose position is in `protected` (the current turn's) is never replaced by a placeholder, only cut
     to its head when it is over the cap.
     """
-    names = _tool_names(messages)
     answers = [i for i, m in enumerate(messages) if m.role == "tool"]
     recent = set(answers[-keep:]) if keep > 0 else set()
     recent |= set(protected) & set(answers)
@@ -66,7 +65,7 @@ def prune_tool_results(messages: Sequence[Message], counter: TokenCounter, offlo
     actions = []
     for i in answers:
         message = messages[i]
-        tool = names.get(message.tool_call_id or "", "a tool")
+        tool = message.tool or "a tool"
         tokens = counter.count(message.content)
         if i in recent and tokens > cap_tokens:
             key = offload(message, tool)
@@ -85,7 +84,6 @@ def prune_oldest(messages: Sequence[Message], counter: TokenCounter, offload: Of
                  protected: Collection[int] = ()) -> tuple[tuple[Message, ...], tuple[ToolAction, ...]]:
     """Placeholders for the oldest answers until `need` tokens are saved (for a tight budget); `protected` holds
     the positions to leave as they are (pinned ones, and those that are a placeholder already)."""
-    names = _tool_names(messages)
     out = list(messages)
     actions: list[ToolAction] = []
     saved = 0
@@ -95,7 +93,7 @@ def prune_oldest(messages: Sequence[Message], counter: TokenCounter, offload: Of
         if message.role != "tool" or i in protected:
             continue
         tokens = counter.count(message.content)
-        action = _placeholder(message, names.get(message.tool_call_id or "", "a tool"), tokens, counter, offload)
+        action = _placeholder(message, message.tool or "a tool", tokens, counter, offload)
         if action.tokens_after >= tokens:
             continue
         out[i] = replace(message, content=placeholder(action.tool, tokens, action.key))
@@ -107,10 +105,6 @@ def prune_oldest(messages: Sequence[Message], counter: TokenCounter, offload: Of
 def _placeholder(message: Message, tool: str, tokens: int, counter: TokenCounter, offload: Offload) -> ToolAction:
     key = offload(message, tool)
     return ToolAction("pruned", message.index, tool, tokens, counter.count(placeholder(tool, tokens, key)), key)
-
-
-def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
-    return {call.id: call.name for m in messages for call in m.tool_calls}
 
 
 def _due(messages: Sequence[Message], counter: TokenCounter, older: list[int], recent: set[int],

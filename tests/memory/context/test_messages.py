@@ -135,3 +135,25 @@ def test_what_real_traces_send_is_accepted_and_written_back_as_it_came() -> None
                                                     + IMAGE_LOW_TOKENS)
     full = parse_messages([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}], COUNTER)
     assert full[0].media == IMAGE_TOKENS
+
+
+def test_a_call_id_used_again_names_the_call_just_before_its_answer() -> None:
+    # Real agents give a later call an id an earlier one had (τ-bench's traces do): an answer belongs to the
+    # assistant message just before it, and is that call's tool.
+    messages = parse_messages([
+        {"role": "user", "content": "find my booking"},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "get_user")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "{}"},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "get_reservation"), call("c2", "think")]},
+        {"role": "tool", "tool_call_id": "c2", "content": ""},
+        {"role": "tool", "tool_call_id": "c1", "content": "{}"},
+    ])
+    assert [m.tool for m in messages if m.role == "tool"] == ["get_user", "think", "get_reservation"]
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_a_call_without_a_function_name_is_refused_by_its_place(name: str) -> None:
+    raw = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call("c1", name)]},
+           {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    with pytest.raises(ValidationError, match=r"messages\[1\]\.tool_calls\[0\]\.function\.name is empty"):
+        parse_messages(raw)
