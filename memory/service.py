@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from memory.clock import Clock, utc_now
 from memory.config import Config
 from memory.context import Assembler, ContextRequest, ContextResult
+from memory.context.tool_vectors import ToolVectors
 from memory.embedding import Embedder, load_embedder, resolved
 from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
@@ -109,10 +107,9 @@ class Memory:
         prepare_text()  # jieba's dictionary loads here, not during the first Chinese request
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
         self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
+        self._tool_vectors = ToolVectors(self.embedder)
         self._assembler = Assembler(self.counter, self.facts, self.tasks, self._recall_for_context, config,
-                                    self.store, self._similarity)
-        self._tool_vectors: dict[str, Any] = {}  # tool description -> its vector
-        self._tool_lock = threading.Lock()
+                                    self.store, self._tool_vectors)
 
     def recall(self, namespace: str, query: str, budget: int | None = None, *, task_id: str | None = None,
                filters: Mapping[str, Any] | None = None, min_score: float | None = None) -> RecallResult:
@@ -144,25 +141,6 @@ class Memory:
                               filters: Mapping[str, Any] | None, min_score: float | None) -> RecallResult:
         return self._recaller.recall(namespace, query, budget, task_id=task_id, filters=filters,
                                      min_score=min_score, for_context=True)
-
-    def _similarity(self, query: str, texts: Sequence[str]) -> list[float]:
-        """Cosine of the query's vector with each text's (tool descriptions: few, and the same every turn)."""
-        with self._tool_lock:
-            known = {t: self._tool_vectors[t] for t in texts if t in self._tool_vectors}
-        missing = [t for t in dict.fromkeys(texts) if t not in known]
-        if missing:
-            known.update(zip(missing, self.embedder.encode_documents(missing), strict=True))
-            with self._tool_lock:
-                self._tool_vectors.update((t, known[t]) for t in missing)
-                while len(self._tool_vectors) > 10_000:
-                    self._tool_vectors.pop(next(iter(self._tool_vectors)))
-        asked = np.asarray(self.embedder.encode_query(query), dtype=np.float32)
-        out = []
-        for text in texts:
-            vector = np.asarray(known[text], dtype=np.float32)
-            norm = float(np.linalg.norm(asked) * np.linalg.norm(vector))
-            out.append(float(asked @ vector) / norm if norm else 0.0)
-        return out
 
     def add_document(self, namespace: str, text: str, *, doc_id: str | None = None, title: str | None = None,
                      source: str | None = None, updated_at: str | None = None,
@@ -222,6 +200,7 @@ class Memory:
         """Forget everything of a namespace: facts, task items, documents, memories and vectors."""
         check_namespace(namespace)
         self.jobs.forget_namespace(namespace)  # first: a job still running would write after the delete
+        self._tool_vectors.forget(namespace)
         return NamespaceDeletion(
             facts=self.facts.delete_namespace(namespace),
             task_items=self.tasks.delete_namespace(namespace),

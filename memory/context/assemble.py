@@ -36,7 +36,7 @@ from memory.context.retrieval import Recall, retrieve
 from memory.context.summaries import FACTS, Compaction, in_use, stored
 from memory.context.summariser import ModelSummariser
 from memory.context.thread import follow
-from memory.context.tools import Similarity, Tool, parse_tools
+from memory.context.tools import ScopedSimilarity, Tool, parse_tools
 from memory.context.toolset import choose_tools
 from memory.context.turn import Turn, read_turn
 from memory.context.writer import dump, prefix_hash, write
@@ -69,7 +69,7 @@ class Assembler:
     """Assembles turns for the facade (Memory.context): holds the tiers it reads and writes."""
 
     def __init__(self, counter: TokenCounter, facts: FactMemory, tasks: TaskMemory, recall: Recall, config: Config,
-                 store: Store, similarity: Similarity | None = None) -> None:
+                 store: Store, similarity: ScopedSimilarity | None = None) -> None:
         self._counter = CachingCounter(counter)
         # The counts are keyed by the messages' texts: a deletion must leave no copy (memory.text.remembered).
         remembered.register(self._counter.forget)

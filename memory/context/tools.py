@@ -20,10 +20,15 @@ from memory.errors import ValidationError
 from memory.text import query_terms
 from memory.tokens import TokenCounter
 
-__all__ = ["Similarity", "Tool", "canonical", "parse_tools", "select_tools"]
+__all__ = ["ScopedSimilarity", "Similarity", "Tool", "canonical", "parse_tools", "select_tools"]
 
 # (query, texts) -> one similarity in 0..1 per text (the facade's embedder; none: lexical only)
 Similarity = Callable[[str, Sequence[str]], Sequence[float]]
+# The same for the texts a namespace sent: (namespace, query, texts) (memory.context.tool_vectors)
+ScopedSimilarity = Callable[[str, str, Sequence[str]], Sequence[float]]
+# A description is read up to here for relevance: the encoder reads less than this, and a description of a megabyte
+# must not cost every turn a megabyte of analysis.
+_DESCRIPTION_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ def select_tools(tools: Sequence[Tool], grant: int, query: str, similarity: Simi
 def _relevance(tools: Sequence[Tool], query: str, similarity: Similarity | None) -> dict[str, float]:
     """Half the share of the query's terms a tool's name and description hold, half their embedding similarity."""
     wanted = set(query_terms(query))
-    texts = [f"{t.name.replace('_', ' ')}: {t.description}" for t in tools]
+    texts = [f"{t.name.replace('_', ' ')}: {t.description[:_DESCRIPTION_CHARS]}" for t in tools]
     dense = list(similarity(query, texts)) if similarity is not None and query.strip() and texts else [0.0] * len(texts)
     scores = {}
     for tool, text, close in zip(tools, texts, dense, strict=True):

@@ -8,17 +8,18 @@ restart or another replica sends the same.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 
-from memory.context.tools import Similarity, Tool, select_tools
+from memory.context.tools import ScopedSimilarity, Tool, select_tools
 from memory.task import TaskMemory
 
 __all__ = ["choose_tools"]
 
 
 def choose_tools(tools: tuple[Tool, ...], called: Sequence[str], grant: int, most: int, query: str,
-                 similarity: Similarity | None, tasks: TaskMemory, namespace: str,
+                 similarity: ScopedSimilarity | None, tasks: TaskMemory, namespace: str,
                  task_id: str) -> tuple[tuple[Tool, ...], tuple[str, ...]]:
     """The tools kept (sorted by name) and the names left out: within `grant` tokens, except that the called ones
     (`called`: the most recently called first) stay beyond it while they fit in `most`. The pinned always stay."""
@@ -36,7 +37,8 @@ def choose_tools(tools: tuple[Tool, ...], called: Sequence[str], grant: int, mos
     marked = tuple(replace(t, pinned=True) if t in again else t for t in tools)
     previous = tasks.tool_selection(namespace, task_id)
     floor = sum(t.tokens for t in marked if t.pinned)
-    kept, left_out = select_tools(marked, max(grant, floor), query, similarity, previous)
+    scoped = None if similarity is None else functools.partial(similarity, namespace)
+    kept, left_out = select_tools(marked, max(grant, floor), query, scoped, previous)
     names = {t.name for t in kept}
     chosen = tuple(t for t in tools if t.name in names)
     if tuple(t.name for t in chosen if not t.pinned) != previous:

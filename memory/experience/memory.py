@@ -376,7 +376,8 @@ class ExperienceMemory:
     def delete_namespace(self, namespace: str) -> int:
         """Remove every document and memory of the namespace; returns how many there were (0 is fine)."""
         removed = self._writer.delete_namespace(namespace)
-        remembered.forget_all()
+        if removed:  # nothing deleted, nothing to forget: every namespace's caches stay warm
+            remembered.forget_all()
         return removed
 
     def close(self) -> None:

@@ -182,9 +182,11 @@ class FactMemory:
         """Hard-delete every fact of a namespace, with its tombstones and which messages were read; facts removed."""
         with self._store.transaction() as db:
             removed = self._rows.delete_namespace(db, namespace)
-            if removed + self._conversations.forget_namespace(db, namespace):
+            changed = removed + self._conversations.forget_namespace(db, namespace)
+            if changed:
                 self._store.erase_later(db)
-        remembered.forget_all()
+        if changed:  # nothing deleted, nothing to forget: every namespace's caches stay warm
+            remembered.forget_all()
         return removed
 
     def snippets(self, namespace: str, query: str, scopes: tuple[str, ...]) -> builtins.list[Snippet]:

@@ -348,9 +348,11 @@ class TaskMemory:
             removed = db.execute("DELETE FROM task_items WHERE namespace = ?", [namespace]).rowcount
             db.execute("DELETE FROM task_summaries WHERE namespace = ?", [namespace])
             db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace])
-            if db.conn.total_changes > before:
+            changed = db.conn.total_changes > before
+            if changed:
                 self._store.erase_later(db)
-        remembered.forget_all()
+        if changed:  # nothing deleted, nothing to forget: every namespace's caches stay warm
+            remembered.forget_all()
         return removed
 
     def promote(self, namespace: str, task_id: str, keys: Sequence[str]) -> tuple[TaskItem, ...]:
@@ -373,7 +375,7 @@ class TaskMemory:
             removed = tree.purge_all(db, now)
             if db.conn.total_changes > before:  # a task may have expired with summaries but no items
                 self._store.erase_later(db)  # expired items' and summaries' text must not stay in the WAL either
-            remembered.forget_all()
+                remembered.forget_all()  # only then: this runs every minute, and each forget costs every tenant
         return removed
 
     def _expiry(self) -> tuple[str, str]:
