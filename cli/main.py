@@ -51,29 +51,41 @@ def _serve(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     import anyio
 
+    from api.mcp.beside import Beside, open_or_find
     from api.mcp.relay import run_relay
     from api.mcp.server import run_stdio, select_tools
     from cli.remote import server_key
-    from memory.errors import StoreBusyError
     from memory.namespaces import check_namespace
-    from memory.service import Memory
 
     config = _config(args)
     namespace = check_namespace(args.namespace)
     tools = select_tools(args.tools)
-    try:
-        memory = Memory(config, command="mcp")  # the store's lock, as serve takes it
-    except StoreBusyError as exc:
-        if not exc.url:
-            raise
-        # A server holds the folder: its /mcp answers instead (stderr is the log an MCP client keeps; stdout is
-        # the protocol's).
-        print(f"memory mcp: the store is held by the server at {exc.url}; relaying to {exc.url}/mcp",
+    # The first agent on a folder opens the store and serves it on a loopback port as well; the others, and the
+    # other commands, talk to that (api.mcp.beside). Stderr is the log an MCP client keeps; stdout the protocol's.
+    beside, url = open_or_find(config)
+    if beside is not None:
+        print(f"memory mcp: serving the store in {config.data_path} to other agents and commands at {url}",
               file=sys.stderr)
-        anyio.run(run_relay, exc.url, server_key(config, namespace), namespace, tools)
+        try:
+            anyio.run(run_stdio, beside.memory, namespace, tools)
+        finally:
+            beside.stop()
         return 0
-    with closing(memory):
-        anyio.run(run_stdio, memory, namespace, tools)
+    print(f"memory mcp: the store is served at {url}; relaying to {url}/mcp", file=sys.stderr)
+    taken: list[Beside] = []
+
+    def takeover() -> str:
+        found, where = open_or_find(config)
+        if found is not None:
+            print(f"memory mcp: {url} stopped; serving the store here at {where}", file=sys.stderr)
+            taken.append(found)
+        return where
+
+    try:
+        anyio.run(run_relay, url, server_key(config, namespace), namespace, tools, takeover)
+    finally:
+        for serving in taken:
+            serving.stop()
     return 0
 
 

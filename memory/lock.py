@@ -91,6 +91,10 @@ def holder_of(root: Path) -> Holder | None:
 
 
 def _busy(root: Path, holder: Holder | None) -> str:
+    if holder is not None and holder.url and holder.command == "mcp":
+        return (f"the store in {root} is held by an agent's `memory mcp` (pid {holder.pid}), which serves it to "
+                f"the other agents and `memory` commands at {holder.url}; point clients there, or stop that agent "
+                "(its MCP client) and run the command again")
     if holder is not None and holder.url:
         return (f"the store in {root} is held by a running server (pid {holder.pid}, {holder.url}); `memory` "
                 "commands that read or write memory talk to it, but this one needs the store itself: stop the "

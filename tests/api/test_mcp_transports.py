@@ -3,9 +3,11 @@ serve` over streamable HTTP, behind the service's keys; both driven by the SDK's
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from bench.server_process import ServerProcess, logged_errors
+from memory.lock import holder_of
 from tests import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -164,14 +167,22 @@ async def test_stdio_beside_a_running_server_relays_to_its_mcp(server: ServerPro
     assert [f["text"] for f in facts] == ["预算不超过500元。"]
 
 
-async def test_a_relay_whose_server_stopped_answers_a_sentence(tmp_path: Path) -> None:
+async def test_a_relay_whose_server_stopped_opens_the_store_itself(tmp_path: Path) -> None:
     with ServerProcess(tmp_path / "data", tmp_path / "server.log") as running:
         async with Client(stdio(running.data_dir)) as client:
             assert not (await client.call_tool("pin", {"text": "Never use tabs."})).is_error
             running.kill()
-            lost = await client.call_tool("facts", {})
-            assert lost.is_error and lost.structured_content["error"] == "StoreUnavailable"
-            assert f"the server at {running.url} did not answer" in lost.content[0].text
+            # The call found nobody and never arrived: the relay opened the store, serves it, and sent it there.
+            kept = await client.call_tool("facts", {})
+            assert not kept.is_error, kept.content[0].text
+            assert "Never use tabs." in kept.content[0].text
+            holder = holder_of(running.data_dir.resolve())
+            assert holder is not None and holder.command == "mcp" and holder.url and holder.url != running.url
+            # ... and a second server on the folder is told who holds it and where.
+            refused = subprocess.run([sys.executable, "-m", "cli", "serve", "--data", str(running.data_dir)],
+                                     cwd=ROOT, capture_output=True, text=True, timeout=300)
+            assert refused.returncode != 0 and "which serves it to the other agents" in refused.stderr
+            assert holder.url in refused.stderr
 
 
 async def test_a_relay_with_a_wrong_key_says_so(server: ServerProcess) -> None:
@@ -181,3 +192,54 @@ async def test_a_relay_with_a_wrong_key_says_so(server: ServerProcess) -> None:
         refused = await client.call_tool("facts", {})
     assert refused.is_error and refused.structured_content == {
         "error": "Unauthorized", "detail": "the API key sent is not configured on this service; check the key"}
+
+
+def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    return subprocess.run([sys.executable, "-m", "cli", *args, "--data", str(data)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+async def test_two_stdio_agents_and_the_cli_share_one_folder(tmp_path: Path) -> None:
+    """Claude Desktop and Claude Code, each with `memory mcp --data D`, and `memory facts` beside them."""
+    data = tmp_path / "data"
+    async with Client(stdio(data, "-n", "u1")) as first:
+        assert not (await first.call_tool("pin", {"text": CONSTRAINTS[0]})).is_error
+        served = holder_of(data.resolve())
+        assert served is not None and served.command == "mcp" and served.url
+        async with Client(stdio(data, "-n", "u1")) as second:
+            await pin_ingest_recall(second)  # both constraints recalled: the first agent's and its own
+            listed = _cli(data, "facts", "-n", "u1")
+            assert listed.returncode == 0, listed.stderr
+            assert "prohibition:python 2 syntax" in listed.stdout and "limit:budget = 500 CNY" in listed.stdout
+            stats = _cli(data, "stats", "--json")
+            assert stats.returncode == 0 and json.loads(stats.stdout)["counts"]["documents"] == 2
+        recalled = await first.call_tool("recall", {"query": "加载程序怎么拿到计费数据？", "budget": 400})
+        assert DOCUMENTS["loader-zh"] in recalled.content[0].text  # what the second agent ingested
+    assert holder_of(data.resolve()) is None  # the last agent gone, the folder is free
+
+
+async def test_when_the_agent_holding_the_store_ends_another_takes_it_over(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    params = stdio(data)
+    holding = subprocess.Popen([params.command, *params.args], cwd=params.cwd, env=params.env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):  # it loads the model, then says where it serves the store
+            holder = holder_of(data.resolve())
+            if holder is not None and holder.url:
+                break
+            time.sleep(0.1)
+        assert holder is not None and holder.pid == holding.pid
+        async with Client(stdio(data)) as agent:
+            assert not (await agent.call_tool("pin", {"text": "以后不要用表格。"})).is_error
+            holding.kill()
+            holding.wait(timeout=30)
+            kept = await agent.call_tool("facts", {})
+            assert not kept.is_error and "不要用表格" in kept.content[0].text
+            now = holder_of(data.resolve())
+            assert now is not None and now.url and now.pid != holding.pid
+            listed = _cli(data, "facts")  # the CLI finds the new holder's address
+            assert listed.returncode == 0 and "prohibition:表格 = 表格" in listed.stdout, listed.stderr
+    finally:
+        holding.kill()
