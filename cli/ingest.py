@@ -10,7 +10,7 @@ from typing import Any
 from tqdm import tqdm
 
 from cli.remote import Remote
-from ingest.loaders import iter_paths
+from ingest.loaders import check_paths, iter_paths
 from ingest.pipeline import FileOutcome, PassageCount, PassageEstimate, ingest_paths, kept_message
 from memory.errors import ConflictError, MemoryError_
 from memory.experience import DocumentResult
@@ -27,6 +27,7 @@ def run_ingest(session: Memory | Remote, namespace: str, paths: Sequence[str], *
     chunks = 0  # of documents created or updated, for the summary
     files = 0
     # The rate over the whole run (smoothing=0): a batch's sentences are embedded before its chunks move the bar.
+    check_paths(paths)  # before the bar: a path that does not exist is one line of error, not a bar and a line
     bar = tqdm(total=0, unit=" passages", file=sys.stderr, dynamic_ncols=True, smoothing=0)
 
     def progress(outcome: FileOutcome) -> None:

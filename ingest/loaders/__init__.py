@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ingest.loaders.base import DocumentKind, LoadedDocument, Turn
-from ingest.loaders.paths import FoundPath, iter_paths, safe_path
+from ingest.loaders.paths import FoundPath, check_paths, iter_paths, safe_path
 from ingest.loaders.registry import LOADERS, SUPPORTED_SUFFIXES, load_path
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "FoundPath",
     "LoadedDocument",
     "Turn",
+    "check_paths",
     "iter_paths",
     "load_path",
     "safe_path",

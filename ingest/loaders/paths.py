@@ -11,7 +11,7 @@ from ingest.identity import derived_id
 from ingest.loaders.registry import SUPPORTED_SUFFIXES
 from memory.errors import NotFoundError, ValidationError
 
-__all__ = ["FoundPath", "iter_paths", "safe_path"]
+__all__ = ["FoundPath", "check_paths", "iter_paths", "safe_path"]
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,18 @@ def safe_path(path: str | Path, root: Path | None = None) -> Path:
     return resolved
 
 
+def check_paths(paths: Iterable[str | Path], root: Path | None = None) -> None:
+    """NotFoundError naming the first of `paths` that does not exist."""
+    for given in paths:
+        if not safe_path(given, root).exists():
+            raise NotFoundError(f"{given} does not exist; check the path")
+
+
 def iter_paths(paths: Iterable[str | Path], root: Path | None = None) -> Iterator[FoundPath]:
     """Every file under `paths` in sorted order; hidden, unsupported and out-of-root entries come back skipped."""
     for given in paths:
+        check_paths([given], root)
         path = safe_path(given, root)
-        if not path.exists():
-            raise NotFoundError(f"{given} does not exist; check the path")
         if path.is_dir():
             yield from _walk(path, root.expanduser().resolve() if root else None)
         else:

@@ -356,7 +356,8 @@ class ExperienceMemory:
         found = catalog.get_document(self._store.db, namespace, doc_id)
         if found is None:
             raise NotFoundError(
-                f"no document {doc_id!r} in namespace {namespace!r}; list_documents shows the ids that exist"
+                f"no document {doc_id!r} in namespace {namespace!r}; the namespace's list of documents shows the "
+                "ids that exist"
             )
         return found
 
@@ -369,7 +370,8 @@ class ExperienceMemory:
         """Remove a document from SQLite, the lexical index and Chroma; NotFoundError when there is none."""
         if not self._writer.delete(namespace, [doc_id]):
             raise NotFoundError(
-                f"no document {doc_id!r} in namespace {namespace!r} to delete; list_documents shows the ids"
+                f"no document {doc_id!r} in namespace {namespace!r} to delete; the namespace's list of documents "
+                "shows the ids that exist"
             )
         remembered.forget_all()  # sentences of it that a layer above cached
 

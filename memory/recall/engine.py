@@ -108,8 +108,21 @@ class Recaller:
             won |= self._tasks.consume(namespace, sorted(shown)) if shown else set()
             lost = shown - won
             if not lost:
+                if not candidates and query.strip() and not for_context \
+                        and not _holds(namespace, self._experience, self._facts, self._tasks):
+                    result = replace(result, warnings=(*result.warnings, _EMPTY.format(namespace=namespace)))
                 return _with_beyond(result, beyond, self._config.recall.min_score if min_score is None else min_score)
             candidates = [c for c in candidates if not (_one_shot(c) and c.key in lost)]
+
+
+# A recall from a namespace that holds nothing: most often one spelt another way than where the memory is.
+_EMPTY = ("namespace {namespace!r} holds no facts, tasks or documents; check the name (each namespace is a memory "
+          "of its own)")
+
+
+def _holds(namespace: str, experience: ExperienceMemory, facts: FactMemory, tasks: TaskMemory) -> bool:
+    return bool(experience.list_documents(namespace, limit=1) or facts.list(namespace)
+                or tasks.counts(lambda name: name == namespace))
 
 
 def _with_beyond(result: RecallResult, beyond: Sequence[float], threshold: float) -> RecallResult:

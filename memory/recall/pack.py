@@ -83,6 +83,14 @@ def pack(
     needed = _block_cost([line for line in lines if line.snippet.pinned], headers["pinned"])
     flagged = any(item.low_confidence for item in items)
     warnings = _warnings(left_out, len(pinned), needed, budget, flagged, threshold)
+    # Pinned constraints go first and whole: when they take most of a small budget, say why the rest is missing.
+    others = [line for line in lines if not line.snippet.pinned]
+    crowded = sum(1 for line in others if line.snippet.id not in kept_ids)
+    pinned_cost = _block_cost([line for line in kept if line.snippet.pinned], headers["pinned"])
+    if crowded and 2 * pinned_cost > budget:
+        warnings += (f"the pinned constraints took {pinned_cost} of the {budget} tokens, and {crowded} of the "
+                     f"{len(others)} other memories that matched were left out; raise the budget, or unpin the "
+                     "constraints that no longer apply",)
     return RecallResult(items, rendered, used, budget, omitted, warnings)
 
 

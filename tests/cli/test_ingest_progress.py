@@ -63,3 +63,11 @@ def test_passages_done_never_go_back_and_end_at_the_chunks_stored(memory: Memory
     assert all(r.status == "unchanged" for o in ingest_paths(memory, "ns", [folder], passages=again.append)
                for r in o.results)
     assert again[-1] == PassageCount(stored, stored)  # an unchanged file's passages count as done too
+
+
+def test_a_path_that_does_not_exist_is_one_line_and_no_bar(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    done = subprocess.run([sys.executable, "-m", "cli", "ingest", str(tmp_path / "nowhere"), "--data",
+                           str(tmp_path / "data")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [f"memory ingest: {tmp_path / 'nowhere'} does not exist; check the path"]

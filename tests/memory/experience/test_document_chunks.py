@@ -31,7 +31,7 @@ def test_a_conversation_turn_is_one_chunk(experience: ExperienceMemory) -> None:
 def test_an_unknown_document_or_another_namespaces_is_not_found(experience: ExperienceMemory, namespace: str,
                                                                 doc_id: str) -> None:
     add(experience, "u1", "doc", ENGLISH["cache"])
-    with pytest.raises(NotFoundError, match="list_documents shows the ids"):
+    with pytest.raises(NotFoundError, match="list of documents shows the ids"):
         experience.chunks(namespace, doc_id)
 
 

@@ -83,7 +83,7 @@ def check(result: RecallResult, candidates: list[Snippet], budget: int, counter:
         assert not (item.trimmed and item.snippet.pinned)
     pinned_ids = {s.id for s in candidates if s.pinned}
     assert set(omitted.pinned_over_budget) <= pinned_ids
-    assert bool(omitted.pinned_over_budget) == any("pinned" in warning for warning in result.warnings)
+    assert bool(omitted.pinned_over_budget) == any("did not fit" in warning for warning in result.warnings)
 
 
 @pytest.mark.parametrize("trial", range(8))

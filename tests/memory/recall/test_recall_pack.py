@@ -122,7 +122,8 @@ def test_pinned_facts_over_budget_are_listed_and_warned(
     result = pack(pinned + others, budget, CONFIG, counter)
     assert [item.snippet.id for item in result.items] == ["f0", "f1"]
     assert result.omitted.pinned_over_budget == ("f2",) and result.omitted.over_budget == 2
-    assert len(result.warnings) == 1 and "f2" in result.warnings[0]
+    assert len(result.warnings) == 2 and "f2" in result.warnings[0]
+    assert "pinned constraints took" in result.warnings[1] and "1 of the 1 other memories" in result.warnings[1]
     assert not any(item.trimmed for item in result.items)
     check_exact(result, counter)
 
@@ -251,3 +252,22 @@ def test_special_token_strings_are_plain_text(snip: MakeSnippet, counter: TokenC
     result = pack([snip("experience", "e1", text, 0.9)], 100, CONFIG, counter)
     assert text in result.rendered
     check_exact(result, counter)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_pinned_constraints_that_crowd_out_the_answer_are_named_in_a_warning(
+    snip: MakeSnippet, counter: TokenCounter, lang: str
+) -> None:
+    said = {"en": ["Never use Python 2 syntax.", "Keep the budget under 500 euros.", "Answer in English only.",
+                   "Use metric units.", "No tables in answers.", "Cite the source of each figure."],
+            "zh": ["以后不要用Python 2的语法。", "预算不超过500元。", "只用中文回答。", "用公制单位。", "回答里不要用表格。",
+                   "每个数字都要注明出处。"]}[lang]
+    pinned = [snip("fact", f"f{i}", text, 1.0, pinned=True) for i, text in enumerate(said)]
+    answer = snip("experience", "e1", LONG_PLAN if lang == "en" else LONG_PLAN_ZH, 0.9)
+    every = pack(pinned, 1000, CONFIG, counter).used_tokens
+    crowded = pack([*pinned, answer], every + 10, CONFIG, counter)
+    assert [item.snippet.id for item in crowded.items] == [f"f{i}" for i in range(len(said))]
+    assert len(crowded.warnings) == 1 and "the pinned constraints took" in crowded.warnings[0]
+    assert "1 of the 1 other memories that matched were left out" in crowded.warnings[0]
+    roomy = pack([*pinned, answer], 1000, CONFIG, counter)
+    assert roomy.warnings == () and "e1" in [item.snippet.id for item in roomy.items]
