@@ -31,6 +31,10 @@ from memory.tokens import TokenCounter, get_counter
 
 __all__ = ["Health", "Memory", "NamespaceCounts", "NamespaceDeletion"]
 
+# What opens a Memory to answer many requests loads jieba's dictionary at once; a one-shot `memory` command (stats,
+# facts, pin, ...) loads it only if its text is Chinese.
+_WARM = frozenset({"library", "serve", "mcp"})
+
 
 @dataclass(frozen=True)
 class Health:
@@ -78,12 +82,12 @@ class Memory:
         # First, before the model loads: a store another process holds is refused at once (memory.lock).
         self.lock = StoreLock(config.data_path.resolve(), command)
         try:
-            self._open(config, embedder)
+            self._open(config, embedder, warm=command in _WARM)
         except BaseException:
             self.lock.release()
             raise
 
-    def _open(self, config: Config, embedder: Embedder | None) -> None:
+    def _open(self, config: Config, embedder: Embedder | None, *, warm: bool) -> None:
         clock = self.clock
         self.counter: TokenCounter = get_counter(config.tokenizer.encoding)
         if embedder is None:  # backend "auto": the one the store was built with, so an existing store opens as it is
@@ -104,7 +108,8 @@ class Memory:
         self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock)
         self.experience.repair(remix=False)
         self.experience.remix_in_background()  # turn vectors a kill, an upgrade or a new turn_context left stale
-        prepare_text()  # jieba's dictionary loads here, not during the first Chinese request
+        if warm:  # jieba's dictionary loads here, not during the first Chinese request
+            prepare_text()
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
         self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
         self._tool_vectors = ToolVectors(self.embedder)
