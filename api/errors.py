@@ -72,8 +72,19 @@ def error_response(status: int, name: str, detail: str) -> JSONResponse:
     return JSONResponse({"error": name, "detail": detail}, status_code=status)
 
 
-def _describe(exc: RequestValidationError) -> str:
+_JSON_KINDS = {list: "a JSON array", str: "a JSON string", int: "a number", float: "a number", bool: "true or false",
+               type(None): "null"}
+
+
+def _describe(exc: RequestValidationError, content_type: str) -> str:
     errs = exc.errors()
+    if errs and tuple(errs[0].get("loc", ())) == ("body",) and errs[0].get("type") == "model_attributes_type":
+        if "json" not in content_type.lower():  # a form, or text: FastAPI read no object at all
+            sent = content_type.split(";")[0].strip() or "no content-type"
+            return (f"the request body must be a JSON object (content-type application/json), and it was sent as "
+                    f"{sent}; send the fields as JSON")
+        got = _JSON_KINDS.get(type(errs[0].get("input")), "not an object")
+        return f"the request body must be a JSON object of the fields, and it is {got}; send {{\"namespace\": ...}}"
     if errs and errs[0].get("type") == "json_invalid":  # FastAPI's own parse of the body
         return "the request body is not valid JSON: " + json_problem(
             str(errs[0].get("ctx", {}).get("error", "it could not be parsed")), exc.body, errs[0]["loc"][-1])
@@ -127,8 +138,8 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(status, name, str(exc))
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(422, "ValidationError", _describe(exc))
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(422, "ValidationError", _describe(exc, request.headers.get("content-type", "")))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
