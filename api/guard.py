@@ -8,16 +8,18 @@ task group and streams its answer through a memory channel, which costs every re
 from __future__ import annotations
 
 import ipaddress
+import threading
 import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import error_response
 from api.metrics import Metrics
 
-__all__ = ["Guard", "loopback_host", "loopback_origin"]
+__all__ = ["HEAVY_BYTES", "Guard", "loopback_host", "loopback_origin"]
 
 
 def loopback_host(host: str) -> bool:
@@ -54,6 +56,10 @@ _CROSS_SITE = ("with no API keys configured the service takes writes from this m
                "only, and this {method} came from a page at {origin!r} (a browser sends any site's form here); "
                "configure [auth.keys] to accept writes from other origins, with a key")
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+# A body this large is text to read (a document, a tool result, a long turn), and reading text holds the interpreter
+# for its time slices: several at once slow every other caller's request many times over. They run one after
+# another, and the smaller requests (recalls, facts, most turns) go on beside them.
+HEAVY_BYTES = 256 * 1024
 
 
 class Guard:
@@ -74,6 +80,7 @@ class Guard:
         self.limit = limit
         self.metrics = metrics
         self.loopback_only = loopback_only
+        self._heavy = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -109,7 +116,15 @@ class Guard:
                 )
                 await response(scope, receive, sending)
             else:
-                await self.app(scope, receive, sending)
+                if declared is not None and int(declared) > HEAVY_BYTES:
+                    # One at a time (HEAVY_BYTES); a thread's lock: a test client runs each call in its own loop.
+                    await anyio.to_thread.run_sync(self._heavy.acquire)
+                    try:
+                        await self.app(scope, receive, sending)
+                    finally:
+                        self._heavy.release()
+                else:
+                    await self.app(scope, receive, sending)
         finally:
             path = getattr(scope.get("route"), "path", "unmatched")
             registry = self.metrics()

@@ -36,6 +36,9 @@ def _serve(args: argparse.Namespace) -> int:
     from memory.service import Memory
 
     config = _config(args)
+    # A thread that reads text keeps the interpreter for a whole switch interval before a waiting request gets it;
+    # the service's process is its own, so a shorter interval lets short requests through while long ones run.
+    sys.setswitchinterval(0.001)
     memory = Memory(config, command="serve")  # takes the store's lock first: one process per data folder
     try:
         host = config.service.host
