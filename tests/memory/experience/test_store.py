@@ -98,7 +98,7 @@ def test_delete_document_removes_it_everywhere(experience: ExperienceMemory, sto
     assert experience.search("ns", "龙井茶") == []
     with pytest.raises(NotFoundError, match="d1"):
         experience.delete_document("ns", "d1")
-    with pytest.raises(NotFoundError, match="list_documents"):
+    with pytest.raises(NotFoundError, match="list of documents shows the ids"):
         experience.get_document("ns", "d1")
 
 
