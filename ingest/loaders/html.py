@@ -13,7 +13,9 @@ from memory.errors import ValidationError
 
 __all__ = ["html_to_text", "load_html"]
 
-_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas", "head"})
+# Not the page's text: code, styles, embedded objects, and the site's navigation (the same links on every page of
+# a site, which would otherwise be a chunk of their own in each).
+_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas", "head", "nav"})
 # fmt: off
 _BLOCKS = frozenset({
     "p", "div", "section", "article", "header", "footer", "main", "aside", "nav", "blockquote", "figure",

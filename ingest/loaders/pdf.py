@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +20,10 @@ __all__ = ["load_pdf"]
 # size (a compression bomb), or beyond CONTENT_BYTES_PER_CHAR times max_chars (operators beside the text), is
 # refused unread.
 MAX_INFLATION = 100
+# A Title that only names the file a converter printed from ("pdfsrc.html", "Microsoft Word - notes.docx") says
+# nothing of the document: it has none, and the file's own name stands for it.
+_FILE_TITLE = re.compile(r"(?:microsoft \w+ - )?[^/\\]*\.(?:html?|pdf|docx?|pptx?|xlsx?|rtf|odt|txt|tex|dvi|ps|md)",
+                         re.IGNORECASE)
 CONTENT_BYTES_PER_CHAR = 16
 _CONTENT_FLOOR = 1_000_000
 
@@ -56,7 +61,7 @@ def load_pdf(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
             f"{path} has no text layer ({len(pages)} page(s), probably scanned images); run OCR on it first"
         )
     check_text(path, text, max_chars)
-    title = ((metadata.title or "").strip() or None) if metadata else None
+    title = _title((metadata.title or "") if metadata else "")
     updated_at = _metadata_date(metadata) or file_mtime(path)
     return [LoadedDocument(path.name, title, str(path), text, "document", updated_at)]
 
@@ -76,3 +81,8 @@ def _metadata_date(metadata: object) -> datetime | None:
         if isinstance(moment, datetime):
             return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return None
+
+
+def _title(title: str) -> str | None:
+    title = title.strip()
+    return None if not title or _FILE_TITLE.fullmatch(title) else title

@@ -108,6 +108,24 @@ def test_pdf(tmp_path: Path, make_pdf: Callable[..., Path]) -> None:
     assert doc.updated_at == datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_html_page_s_navigation_is_not_its_text(tmp_path: Path, lang: str) -> None:
+    links, body = {"en": ("Home Products Pricing Blog Contact", "The loader retries a failed batch twice."),
+                   "zh": ("首页 产品 价格 博客 联系我们", "加载程序会把失败的批次重试两次。")}[lang]
+    page = (f"<html><body><nav><ul>{''.join(f'<li><a href=/{i}>{w}</a></li>' for i, w in enumerate(links.split()))}"
+            f"</ul></nav><main><h1>Loader</h1><p>{body}</p></main></body></html>")
+    doc = _one(_write(tmp_path / "page.html", page))
+    assert body in doc.text and not any(word in doc.text for word in links.split())
+
+
+@pytest.mark.parametrize("title", ["pdfsrc.html", "Microsoft Word - 会议纪要.docx", "  report.PDF "])
+def test_a_pdf_title_that_names_a_file_is_no_title(tmp_path: Path, make_pdf: Callable[..., Path], title: str) -> None:
+    doc = _one(make_pdf(tmp_path / "minutes.pdf", [["Minutes of the meeting.", "会议纪要。"]], title=title))
+    assert doc.title is None and doc.doc_id_hint == "minutes.pdf"
+    named = _one(make_pdf(tmp_path / "paper.pdf", [["Text."]], title="Release checklist v2.1"))
+    assert named.title == "Release checklist v2.1"
+
+
 def test_pdf_without_metadata_uses_mtime(tmp_path: Path, make_pdf: Callable[..., Path]) -> None:
     path = make_pdf(tmp_path / "plain.pdf", [["Only text."]])
     os.utime(path, (MTIME.timestamp(), MTIME.timestamp()))
