@@ -99,9 +99,11 @@ class Recaller:
             candidates.extend(shortlist.snippets)
             beyond = shortlist.beyond
         now = self._clock()
+        wanted = frozenset(query_terms(query))
         won: set[str] = set()
         while True:  # ends: each pass that loses a race drops at least one candidate
-            result = pack(candidates, budget, self._config.recall, self._counter, min_score=min_score, now=now)
+            result = pack(candidates, budget, self._config.recall, self._counter, min_score=min_score, now=now,
+                          wanted=wanted)
             # One-shot task items are consumed only once they are in the block; one that did not fit stays for a
             # later turn. One that a concurrent call consumed first is dropped and the block packed again.
             shown = {str(item.snippet.key) for item in result.items if _one_shot(item.snippet)} - won

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from datetime import datetime
 
 from memory.bullet import clean
@@ -36,8 +36,10 @@ def pack(
     *,
     min_score: float | None = None,
     now: datetime | None = None,
+    wanted: Set[str] = frozenset(),
 ) -> RecallResult:
-    """The snippets that fit `budget` tokens, pinned facts first, rendered as one prompt-ready block."""
+    """The snippets that fit `budget` tokens, pinned facts first, rendered as one prompt-ready block. A snippet cut
+    to fit keeps the sentences around the one that holds most of the query's terms (`wanted`)."""
     _check(budget, min_score)
     threshold = config.min_score if min_score is None else min_score
     texts = [snippet for snippet in candidates if clean(snippet.text)]
@@ -53,7 +55,7 @@ def pack(
 
     headers = {section: cost(header, counter) for section, header in SECTIONS.items()}
     cuts: Cuts = {}
-    chosen = _choose(lines, budget, config, headers, counter, cuts)
+    chosen = _choose(lines, budget, config, headers, counter, cuts, wanted)
     blocks: list[Block] = [(SECTIONS[section], chosen[section]) for section in SECTIONS]
     if config.restate_constraints and chosen["pinned"]:
         spent = sum(_block_cost(chosen[section], headers[section]) for section in SECTIONS)
@@ -107,7 +109,7 @@ def _block_cost(lines: Sequence[Line], header: int) -> int:
 
 def _choose(
     lines: list[Line], budget: int, config: RecallConfig, headers: dict[Section, int], counter: TokenCounter,
-    cuts: Cuts,
+    cuts: Cuts, wanted: Set[str],
 ) -> dict[Section, list[Line]]:
     """Pinned lines first, then each tier within its share, then leftovers: whole lines before cuts."""
     pending = {section: [line for line in lines if section_of(line.snippet) == section] for section in SECTIONS}
@@ -126,14 +128,14 @@ def _choose(
     grants = allocate(budget - used, weights, demands)
     for tier in _TIERS:
         chosen[tier], pending[tier], spent = _fill(
-            pending[tier], [], grants[tier], headers[tier], counter, _SHARED_TRIM_FILL, cuts
+            pending[tier], [], grants[tier], headers[tier], counter, _SHARED_TRIM_FILL, cuts, wanted
         )
         used += spent
     # Space still free at the end would otherwise stay empty, so any cut worth its bullet beats it.
     for trim_fill in (None, 0.0):
         for tier in _TIERS:
             chosen[tier], pending[tier], spent = _fill(
-                pending[tier], chosen[tier], budget - used, headers[tier], counter, trim_fill, cuts
+                pending[tier], chosen[tier], budget - used, headers[tier], counter, trim_fill, cuts, wanted
             )
             used += spent
     return chosen
@@ -141,7 +143,7 @@ def _choose(
 
 def _fill(
     pending: Sequence[Line], taken: Sequence[Line], space: int, header: int, counter: TokenCounter,
-    trim_fill: float | None, cuts: Cuts,
+    trim_fill: float | None, cuts: Cuts, wanted: Set[str] = frozenset(),
 ) -> tuple[list[Line], list[Line], int]:
     """Lines that fit `space` whole, best first, then maybe one cut (when `trim_fill` is set): taken, rest, used."""
     kept, rest, used = list(taken), [], 0
@@ -157,7 +159,8 @@ def _fill(
     opening = 0 if kept else header
     for index, line in enumerate(rest[:_TRIM_TRIES]):
         cut = trim_line(
-            line, space - used - opening, counter, min_tokens=_MIN_TRIM_TOKENS, min_fill=trim_fill, cuts=cuts
+            line, space - used - opening, counter, min_tokens=_MIN_TRIM_TOKENS, min_fill=trim_fill, cuts=cuts,
+            wanted=wanted,
         )
         if cut is not None:
             return [*kept, cut], rest[:index] + rest[index + 1 :], used + opening + cut.cost

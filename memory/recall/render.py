@@ -17,6 +17,7 @@ from memory.snippet import Snippet
 from memory.tokens import TokenCounter
 
 __all__ = [
+    "LEAD_MARKER",
     "RESTATE_HEADER",
     "SECTIONS",
     "TRIM_MARKER",
@@ -40,6 +41,7 @@ SECTIONS: dict[Section, str] = {
 }
 RESTATE_HEADER = "## Remember"
 TRIM_MARKER = " […]"
+LEAD_MARKER = "[…] "  # a cut that starts after the text's first sentence
 _LOW_CONFIDENCE = "(low confidence) "
 
 

@@ -1,8 +1,13 @@
-"""Cut a bullet at a sentence boundary (English and Chinese, as the chunker splits) so it fits a token space."""
+"""Cut a bullet at sentence boundaries (English and Chinese, as the chunker splits) so it fits a token space: its
+first sentences, or, when the sentence that holds most of the query's terms lies beyond them, the sentences around
+that one."""
 
 from __future__ import annotations
 
-from memory.recall.render import TRIM_MARKER, Line, make_line
+from collections.abc import Set
+
+from memory.recall.render import LEAD_MARKER, TRIM_MARKER, Line, make_line
+from memory.text import terms
 from memory.text.sentences import sentence_spans
 from memory.tokens import TokenCounter
 
@@ -19,19 +24,23 @@ def sentence_ends(text: str) -> list[int]:
 
 def trim_line(
     line: Line, space: int, counter: TokenCounter, *, min_tokens: int, min_fill: float,
-    cuts: Cuts | None = None,
+    cuts: Cuts | None = None, wanted: Set[str] = frozenset(),
 ) -> Line | None:
-    """The longest sentence-boundary cut of `line` costing at most `space`, or None when no cut is worth it.
+    """The best sentence-boundary cut of `line` costing at most `space`, or None when no cut is worth it: the
+    longest run of its first sentences, unless the sentence with most of the query's terms (`wanted`) lies beyond
+    it; then the run around that sentence (marked "[…] " in front).
 
     A cut is worth it when it keeps at least `min_tokens` of text and fills at least `min_fill` of `space`.
-    `cuts` remembers the longest cut per line and space across calls (packing asks again with a lower
-    `min_fill` when space is left at the end): the counting is done once.
+    `cuts` remembers the cut per line and space across calls of one packing (which asks again with a lower
+    `min_fill` when space is left at the end, with the same `wanted`): the counting is done once.
     """
     key = (line.snippet.id, line.body, space)
     if cuts is not None and key in cuts:
         best = cuts[key]
     else:
         best = _longest_cut(line, space, counter, min_tokens)
+        if wanted:
+            best = _around_the_match(line, space, counter, min_tokens, wanted, best)
         if cuts is not None:
             cuts[key] = best
     if best is None or best.cost < min_fill * space:
@@ -59,3 +68,34 @@ def _longest_cut(line: Line, space: int, counter: TokenCounter, min_tokens: int)
     if best is None or counter.count(best.body[: -len(TRIM_MARKER)]) < min_tokens:
         return None
     return best
+
+
+def _around_the_match(line: Line, space: int, counter: TokenCounter, min_tokens: int, wanted: Set[str],
+                      head: Line | None) -> Line | None:
+    """`head` unless the sentence holding most of `wanted` lies beyond it; then that sentence and as many of the
+    ones after it, then before it, as fit (None when even that sentence alone does not)."""
+    spans = sentence_spans(line.body)
+    found = [len(wanted & set(terms(line.body[start:end]))) for start, end in spans]
+    best = max(range(len(spans)), key=lambda i: (found[i], -i))
+    kept = len(head.body) - len(TRIM_MARKER) if head is not None else 0
+    if found[best] == 0 or spans[best][1] <= kept:
+        return head
+    first, last = best, best
+    window = _window(line, spans, first, last, counter)
+    if window.cost > space:
+        return head
+    for step in (1, -1):  # the sentences after it (what it goes on to say), then those before it
+        while 0 <= (last + 1 if step == 1 else first - 1) < len(spans):
+            wider = _window(line, spans, first + min(step, 0), last + max(step, 0), counter)
+            if wider.cost > space:
+                break
+            window, first, last = wider, first + min(step, 0), last + max(step, 0)
+    text = window.body.removeprefix(LEAD_MARKER).removesuffix(TRIM_MARKER)
+    return window if counter.count(text) >= min_tokens else head
+
+
+def _window(line: Line, spans: list[tuple[int, int]], first: int, last: int, counter: TokenCounter) -> Line:
+    start, end = spans[first][0], spans[last][1]
+    body = (LEAD_MARKER if start > 0 else "") + line.body[start:end].strip() + (
+        TRIM_MARKER if end < len(line.body.rstrip()) else "")
+    return make_line(line.snippet, counter, body=body, trimmed=True, low_confidence=line.low_confidence)

@@ -11,6 +11,7 @@ from memory.recall.model import RecallResult
 from memory.recall.pack import pack
 from memory.recall.render import cost
 from memory.snippet import Snippet, Tier
+from memory.text import terms
 from memory.tokens import TokenCounter
 
 PIECES = [
@@ -79,7 +80,7 @@ def check(result: RecallResult, candidates: list[Snippet], budget: int, counter:
     assert sum(item.low_confidence for item in result.items) <= 1
     for item in result.items:
         assert item.text in result.rendered and "\n" not in item.text
-        assert not item.trimmed or item.text.endswith(" […]")
+        assert not item.trimmed or item.text.endswith(" […]") or item.text.startswith("[…] ")
         assert not (item.trimmed and item.snippet.pinned)
     pinned_ids = {s.id for s in candidates if s.pinned}
     assert set(omitted.pinned_over_budget) <= pinned_ids
@@ -93,7 +94,10 @@ def test_random_inputs_never_exceed_the_budget(counter: TokenCounter, seed: int,
         candidates = [random_snippet(rng, index, counter) for index in range(rng.randint(0, 25))]
         budget = random_budget(rng)
         min_score = rng.choice([None, 0.0, 1.0, rng.random()])
-        result = pack(candidates, budget, random_config(rng), counter, min_score=min_score)
+        # Sometimes a query: terms of a random candidate, so that a cut may keep the sentences around a match.
+        said = terms(rng.choice(candidates).text) if candidates and rng.random() < 0.5 else []
+        wanted = frozenset(rng.sample(said, min(3, len(said))))
+        result = pack(candidates, budget, random_config(rng), counter, min_score=min_score, wanted=wanted)
         check(result, candidates, budget, counter)
 
 

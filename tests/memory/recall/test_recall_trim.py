@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
+from memory.config import RecallConfig
+from memory.recall.pack import pack
 from memory.recall.render import TRIM_MARKER, make_line
 from memory.recall.trim import Cuts, sentence_ends, trim_line
 from memory.snippet import Snippet
+from memory.text import query_terms
 from memory.tokens import TokenCounter
 
 MakeSnippet = Callable[..., Snippet]
@@ -79,3 +83,32 @@ def test_remembered_cuts_answer_as_fresh_ones(snip: MakeSnippet, counter: TokenC
             assert remembered == fresh, (space, min_fill)
     assert len(cuts) == line.cost + 2  # one count per space, whatever the fill asked
     assert any(value is not None for value in cuts.values())
+
+
+@pytest.mark.parametrize("query, chunk, answer", [
+    ("发布后错误率超过多少要回滚",
+     "发布流程分三步。先在预发环境跑完整套回归测试，再灰度百分之五的流量观察一小时。灰度期间由值班同学盯监控大盘。"
+     "如果发布后错误率超过百分之二，立即回滚到上一个版本并通知负责人。回滚后要写事故复盘。",
+     "如果发布后错误率超过百分之二，立即回滚到上一个版本并通知负责人。"),
+    ("what error rate after a release means we roll back",
+     "The release has three steps. First the full regression suite runs in staging. Then five percent of the "
+     "traffic goes to the new version for an hour while the on-call engineer watches the dashboards. If the error "
+     "rate after the release goes above two percent, roll back to the previous version and tell the owner. "
+     "Write a post-mortem after any rollback.",
+     "If the error rate after the release goes above two percent, roll back to the previous version and tell the "
+     "owner."),
+])
+def test_a_cut_keeps_the_sentences_around_what_the_query_asks(counter: TokenCounter, query: str, chunk: str,
+                                                              answer: str) -> None:
+    snippet = Snippet(tier="experience", id="c1", text=chunk, score=0.9, tokens=counter.count(chunk))
+    wanted = frozenset(query_terms(query))
+    budget = counter.count(answer) + 30  # room for the answer's sentence and a little, not the sentences before it
+    head = pack([snippet], budget, RecallConfig(), counter)
+    assert answer not in "".join(item.text for item in head.items)  # the first sentences: the answer cut off
+    around = pack([snippet], budget, RecallConfig(), counter, wanted=wanted)
+    assert around.used_tokens <= budget and around.items[0].trimmed
+    assert answer in around.items[0].text and around.items[0].text.startswith("[…] ")
+    # Where the first sentences hold what the query asks, the cut is theirs, as without a query.
+    first = chunk[:chunk.index(answer)]
+    early = pack([replace(snippet, text=answer + first)], budget, RecallConfig(), counter, wanted=wanted)
+    assert early.items[0].text.startswith(answer) and not early.items[0].text.startswith("[…]")
