@@ -312,6 +312,16 @@ def _supersede(pairs: list[Pair], rules: RuleSet, detector: ClauseDetector | Non
     return {lang: SupersedeScore(*row) for lang, row in sorted(counts.items())}
 
 
+def missing_chat(data: Path = BENCHDATA) -> str | None:
+    """A one-line reason when the real conversations chat_sources reads are not there, else None."""
+    absent = [p for p in (data / "locomo" / "locomo_dev.json", data / "zh_memorybank" / "memory_bank_cn.json",
+                          data / "zh_memorybank" / "memory_bank_en.json") if not p.is_file()]
+    if absent:
+        return (f"the real conversations are missing ({', '.join(str(p) for p in absent)}); they are read from "
+                "../shared/benchdata beside the repository (see its README.md)")
+    return None
+
+
 def chat_sources(split: str, data: Path = BENCHDATA) -> Iterator[tuple[str, str, str]]:
     """Real conversation turns as (group, language, text): LoCoMo (English) and MemoryBank's users (Chinese and
     English); a group is one conversation or one user ("locomo conv-26", "memorybank-zh 3").
