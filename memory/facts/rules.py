@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from memory.errors import ConfigError
 
 __all__ = [
     "INSTRUCTION_KINDS", "KINDS", "LANGS", "MARKER_NAMES", "Kind", "Lang", "Markers", "Rule", "RuleSet", "load_rules",
-    "shipped_rules_path",
+    "rules_on_first_use", "shipped_rules_path",
 ]
 
 Kind = Literal["prohibition", "requirement", "limit", "preference", "profile", "format"]
@@ -124,6 +125,31 @@ def load_rules(*extra: str | Path, include_shipped: bool = True) -> RuleSet:
     for path in paths:
         merged.add(path, _read_toml(path))
     return merged.build()
+
+
+def rules_on_first_use(*extra: str | Path) -> RuleSet:
+    """load_rules(*extra), read and compiled when the rule set is first used rather than now.
+
+    Compiling the rules' patterns is most of what opening a store costs a one-shot `memory` command, and most
+    commands (stats, listing facts, recall) never read a message; a bad rule file is then reported when the rules
+    are first used. A service loads them at once (load_rules), so that a bad file stops it at start-up.
+    """
+    return cast(RuleSet, _OnFirstUse(extra))
+
+
+class _OnFirstUse:
+    """Stands for the RuleSet load_rules(*extra) gives, which it loads (once) when an attribute is first read."""
+
+    def __init__(self, extra: tuple[str | Path, ...]) -> None:
+        self._extra = extra
+        self._loaded: RuleSet | None = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = load_rules(*self._extra)
+        return getattr(self._loaded, name)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
