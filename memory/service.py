@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,9 @@ __all__ = ["Health", "Memory", "NamespaceCounts", "NamespaceDeletion"]
 # What opens a Memory to answer many requests loads jieba's dictionary and compiles the fact rules at once; a
 # one-shot `memory` command (stats, facts, pin, ...) does each only if it needs it.
 _WARM = frozenset({"library", "serve", "mcp"})
+# One-shot commands that read and write SQLite only: they leave reconciling the vectors with the records after a
+# crash to the next opening that searches, and so never open Chroma (unless an erase pass owed needs it).
+_RECORDS_ONLY = frozenset({"stats", "facts", "pin"})
 
 
 @dataclass(frozen=True)
@@ -82,14 +86,16 @@ class Memory:
         # First, before the model loads: a store another process holds is refused at once (memory.lock).
         self.lock = StoreLock(config.data_path.resolve(), command)
         try:
-            self._open(config, embedder, warm=command in _WARM)
+            self._open(config, embedder, warm=command in _WARM, vectors=command not in _RECORDS_ONLY)
         except BaseException:
             self.lock.release()
             raise
 
-    def _open(self, config: Config, embedder: Embedder | None, *, warm: bool) -> None:
+    def _open(self, config: Config, embedder: Embedder | None, *, warm: bool, vectors: bool) -> None:
         clock = self.clock
         self.counter: TokenCounter = get_counter(config.tokenizer.encoding)
+        if warm:
+            self.counter.load()
         if embedder is None:  # backend "auto": the one the store was built with, so an existing store opens as it is
             stored = stored_identity(config)
             embedder = load_embedder(resolved(config.embedding, stored.embedder if stored else None))
@@ -106,15 +112,30 @@ class Memory:
                                 detector=detector)
         self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock, limits=config.limits)
         self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock)
-        self.experience.repair(remix=False)
-        self.experience.remix_in_background()  # turn vectors a kill, an upgrade or a new turn_context left stale
+        if vectors:
+            self.experience.repair(remix=False)
+            self.experience.remix_in_background()  # turn vectors a kill, an upgrade or a new turn_context left stale
         if warm:  # jieba's dictionary loads here, not during the first Chinese request
             prepare_text()
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
         self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
         self._tool_vectors = ToolVectors(self.embedder)
-        self._assembler = Assembler(self.counter, self.facts, self.tasks, self._recall_for_context, config,
-                                    self.store, self._tool_vectors)
+        self._assembler: Assembler | None = None
+        self._assembler_lock = threading.Lock()
+        if warm:
+            self._assembly()
+
+    def _assembly(self) -> Assembler:
+        """Context assembly, set up on first use: it prices its own messages, which reads the tokenizer, and a
+        one-shot command that assembles no turn should not pay for that."""
+        assembler = self._assembler
+        if assembler is None:
+            with self._assembler_lock:
+                if self._assembler is None:
+                    self._assembler = Assembler(self.counter, self.facts, self.tasks, self._recall_for_context,
+                                                self.config, self.store, self._tool_vectors)
+                assembler = self._assembler
+        return assembler
 
     def recall(self, namespace: str, query: str, budget: int | None = None, *, task_id: str | None = None,
                filters: Mapping[str, Any] | None = None, min_score: float | None = None) -> RecallResult:
@@ -136,7 +157,7 @@ class Memory:
         `parent_task_id` makes the task a sub-task: its parent's context then sees only its `result` items.
         `read_tool` adds the tool an agent reads set-aside texts back with (memory.context.read_tool).
         """
-        return self._assembler.assemble(ContextRequest(
+        return self._assembly().assemble(ContextRequest(
             namespace=namespace, messages=messages, window=window, task_id=task_id, output_reserve=output_reserve,
             safety_margin=safety_margin, allocation=allocation, system=system, tools=tools, query=query,
             recall=recall, filters=filters, min_score=min_score, ephemeral_tools=ephemeral_tools,

@@ -89,7 +89,10 @@ class Store:
         self._check_bullet_format(db)
         row = db.execute("SELECT value FROM meta WHERE key = 'vector_generation'").fetchone()
         self.generation = int(row[0]) if row else 0
-        self.chroma = self._open_chroma()
+        # Chroma opens on first use: a command that reads SQLite only (memory stats, facts, pin) never pays for
+        # it, and a service opens it at start (Memory), so an unreachable server stops it there.
+        self._chroma: Any = None
+        self._chroma_lock = threading.Lock()
         # Deleted data is erased from every file soon after the delete (memory.erase); a pass owed is run now.
         self.eraser = Eraser(self)
         self.eraser.opened()
@@ -178,6 +181,17 @@ class Store:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+    @property
+    def chroma(self) -> Any:
+        """The Chroma client of the store's vectors, opened on first use."""
+        client = self._chroma
+        if client is None:
+            with self._chroma_lock:
+                if self._chroma is None:
+                    self._chroma = self._open_chroma()
+                client = self._chroma
+        return client
 
     def _open_chroma(self) -> Any:
         import chromadb

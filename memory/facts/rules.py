@@ -118,38 +118,60 @@ def shipped_rules_path() -> Path:
 
 def load_rules(*extra: str | Path, include_shipped: bool = True) -> RuleSet:
     """Load the shipped rules plus any extra user rule files; raise ConfigError on any bad file."""
+    return _read_files(extra, include_shipped=include_shipped).build()
+
+
+def _read_files(extra: Sequence[str | Path], *, include_shipped: bool) -> _Merged:
     paths = ([shipped_rules_path()] if include_shipped else []) + [Path(p) for p in extra]
     if not paths:
         raise ConfigError("load_rules got no rule files: pass a path or keep include_shipped=True.")
     merged = _Merged()
     for path in paths:
         merged.add(path, _read_toml(path))
-    return merged.build()
+    return merged
 
 
 def rules_on_first_use(*extra: str | Path) -> RuleSet:
-    """load_rules(*extra), read and compiled when the rule set is first used rather than now.
+    """load_rules(*extra), read and compiled when the rule set is first used rather than now, and each
+    language's rules when a clause in that language is first read.
 
     Compiling the rules' patterns is most of what opening a store costs a one-shot `memory` command, and most
     commands (stats, listing facts, recall) never read a message; a bad rule file is then reported when the rules
-    are first used. A service loads them at once (load_rules), so that a bad file stops it at start-up.
+    (or its rules of one language) are first used. A service loads them at once (load_rules), so that a bad file
+    stops it at start-up.
     """
     return cast(RuleSet, _OnFirstUse(extra))
 
 
 class _OnFirstUse:
-    """Stands for the RuleSet load_rules(*extra) gives, which it loads (once) when an attribute is first read."""
+    """Stands for the RuleSet load_rules(*extra) gives: the files are read, and the markers compiled, when an
+    attribute is first read; a language's rules when for_lang first asks for them."""
 
     def __init__(self, extra: tuple[str | Path, ...]) -> None:
         self._extra = extra
-        self._loaded: RuleSet | None = None
+        self._merged: _Merged | None = None
+        self._shared: RuleSet | None = None
+        self._rules: dict[str, tuple[Rule, ...]] = {}
         self._lock = threading.Lock()
 
-    def __getattr__(self, name: str) -> Any:
+    def _read(self) -> tuple[_Merged, RuleSet]:
         with self._lock:
-            if self._loaded is None:
-                self._loaded = load_rules(*self._extra)
-        return getattr(self._loaded, name)
+            if self._merged is None or self._shared is None:
+                merged = _read_files(self._extra, include_shipped=True)
+                self._shared = merged.build(langs=())
+                self._merged = merged
+            return self._merged, self._shared
+
+    def for_lang(self, lang: str) -> tuple[Rule, ...]:
+        """Rules for one language, highest priority first, file order breaking ties (compiled on first use)."""
+        merged, _ = self._read()
+        with self._lock:
+            if lang not in self._rules:
+                self._rules[lang] = merged.build(langs=(lang,)).for_lang(lang)
+            return self._rules[lang]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._read()[1], name)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -207,14 +229,16 @@ class _Merged:
             raise ConfigError(f"{path}: 'rule' must be an array of tables ([[rule]]).")
         self.raw_rules.extend((path, n, cast(dict[str, Any], r)) for n, r in enumerate(cast(list[object], rules), 1))
 
-    def build(self) -> RuleSet:
+    def build(self, langs: Sequence[str] = LANGS) -> RuleSet:
+        """The rule set, with the rules of `langs` compiled (the others are left out)."""
         seen: dict[str, Path] = {}
         rules: list[Rule] = []
         for path, number, raw in self.raw_rules:
+            if raw.get("lang") in LANGS and raw.get("lang") not in langs:
+                _check_unique(seen, path, raw.get("id"))  # ids are unique across languages, compiled or not
+                continue
             rule = _compile_rule(path, number, raw, self.fragments)
-            if rule.id in seen:
-                raise ConfigError(f"{path}: rule '{rule.id}': duplicate id (first defined in {seen[rule.id]}).")
-            seen[rule.id] = path
+            _check_unique(seen, path, rule.id)
             rules.append(rule)
         ordered = sorted(enumerate(rules), key=lambda pair: (-pair[1].priority, pair[0]))
         return RuleSet(
@@ -236,6 +260,14 @@ class _Merged:
         if not patterns:
             return None
         return _compile(Path(self.sources[-1]), "markers", "|".join(f"(?:{p})" for p in patterns), self.fragments)
+
+
+def _check_unique(seen: dict[str, Path], path: Path, rule_id: object) -> None:
+    if not isinstance(rule_id, str):
+        return  # a rule without an id is reported when it is compiled
+    if rule_id in seen:
+        raise ConfigError(f"{path}: rule '{rule_id}': duplicate id (first defined in {seen[rule_id]}).")
+    seen[rule_id] = path
 
 
 def _compile(path: Path, where: str, pattern: str, fragments: Mapping[str, str]) -> re.Pattern[str]:

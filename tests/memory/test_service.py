@@ -41,3 +41,51 @@ def test_a_one_shot_command_compiles_the_rules_only_when_it_reads_a_message(conf
             listing.facts.observe("u1", "以后不要用表格。")
     with Memory(config, embedder=embedder, command="pin") as pinning:
         assert [f.kind for f in pinning.facts.observe("u1", "Never use tabs.").stored] == ["prohibition"]
+
+
+def test_a_one_shot_command_compiles_the_rules_of_the_languages_it_reads(config: Config, embedder: Embedder,
+                                                                         tmp_path: Path) -> None:
+    """An English pin compiles the English rules; a bad Chinese rule is found when Chinese is first read."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[[rule]]\nid = "zh-broken"\nlang = "zh"\nkind = "prohibition"\npattern = "不要(("\n'
+                    'key = "x"\nvalue = "y"\n', encoding="utf-8")
+    with_broken = config.replace("facts", extra_rules=(str(mine),))
+    with pytest.raises(ConfigError, match=r"zh-broken.*bad regular expression"):
+        Memory(with_broken, embedder=embedder)  # a service compiles every language at start-up
+    with Memory(with_broken, embedder=embedder, command="pin") as pinning:
+        assert [f.kind for f in pinning.facts.pin("u1", text="Never use tabs.").stored] == ["prohibition"]
+        with pytest.raises(ConfigError, match=r"zh-broken.*bad regular expression"):
+            pinning.facts.pin("u1", text="以后不要用表格。")
+        assert [f.value for f in pinning.facts.list("u1")] == ["tabs"]  # the refused pin stored nothing
+
+
+@pytest.mark.parametrize("text", ["Never use tabs.", "以后不要用表格。"], ids=["en", "zh"])
+def test_rules_compiled_on_first_use_read_as_the_rules_loaded_at_once(config: Config, embedder: Embedder,
+                                                                     text: str) -> None:
+    from memory.facts.rules import load_rules, rules_on_first_use
+
+    at_once, lazily = load_rules(), rules_on_first_use()
+    for lang in ("en", "zh"):
+        assert [(r.id, r.pattern.pattern) for r in lazily.for_lang(lang)] == \
+               [(r.id, r.pattern.pattern) for r in at_once.for_lang(lang)]
+    with Memory(config, embedder=embedder, command="pin") as pinning:
+        lazy = [(f.kind, f.key, f.value) for f in pinning.facts.preview("u1", text).stored]
+    with Memory(config, embedder=embedder) as serving:
+        assert lazy == [(f.kind, f.key, f.value) for f in serving.facts.preview("u1", text).stored] != []
+
+
+def test_commands_that_read_records_only_never_open_chroma_or_context_assembly(config: Config,
+                                                                              embedder: Embedder) -> None:
+    with Memory(config, embedder=embedder) as serving:
+        serving.add_document("u1", "The loader retries a failed batch twice.", doc_id="loader")
+    for command in ("stats", "facts", "pin"):
+        with Memory(config, embedder=embedder, command=command) as one_shot:
+            one_shot.health()
+            one_shot.facts.pin("u1", text="Never use tabs.")
+            assert [f.value for f in one_shot.facts.list("u1")] == ["tabs"]
+            assert one_shot.store._chroma is None and one_shot._assembler is None
+    with Memory(config, embedder=embedder, command="recall") as recalling:  # one that searches opens both
+        assert "retries" in recalling.recall("u1", "how often does the loader retry?", 300).rendered
+        assert recalling.store._chroma is not None
+        assert recalling.context("u1", [{"role": "user", "content": "hi"}], window=4096).report is not None
+        assert recalling._assembler is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory.errors import ConfigError
-from memory.tokens import TokenCounter, get_counter
+from memory.tokens import CachingCounter, TokenCounter, get_counter
 
 
 @pytest.mark.parametrize(
@@ -33,3 +33,13 @@ def test_head_never_exceeds_the_limit_and_is_a_prefix(text: str, limit: int) -> 
 def test_unknown_encoding_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="not available offline"):
         TokenCounter("no_such_encoding")
+
+
+@pytest.mark.parametrize("text", ["read on first use", "第一次用时才读"], ids=["en", "zh"])
+def test_a_counter_reads_its_ranks_on_first_use_and_counts_as_one_loaded_at_once(text: str) -> None:
+    lazy = TokenCounter("cl100k_base")
+    assert lazy._loaded is None  # a command that counts nothing never reads the file
+    assert lazy.count(text) == get_counter("cl100k_base").count(text) > 0
+    assert lazy._loaded is not None
+    cached = CachingCounter(TokenCounter("cl100k_base"))
+    assert cached.count(text * 3) == lazy.count(text * 3)
