@@ -4,15 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated, cast
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header, Path, Query, Request
 
 from api.auth import KeyRing
 from api.metrics import Metrics
+from api.schemas.base import NAMESPACE_RULE, TASK_ID_RULE
 from memory.errors import AuthError
 from memory.namespaces import check_namespace
 from memory.service import Memory
 
-__all__ = ["Access", "AccessDep", "MemoryDep", "MetricsDep", "VisitorDep"]
+__all__ = ["Access", "AccessDep", "MemoryDep", "MetricsDep", "NamespacePath", "NamespaceQuery", "TaskIdPath",
+           "VisitorDep"]
+
+# Route parameters, documented as the bodies' fields are (api.schemas.base); here, beside the other request
+# plumbing, so the schemas import pydantic only (the CLI prints through them without loading FastAPI).
+NamespaceQuery = Annotated[str, Query(json_schema_extra=NAMESPACE_RULE)]
+NamespacePath = Annotated[str, Path(json_schema_extra=NAMESPACE_RULE)]
+TaskIdPath = Annotated[str, Path(json_schema_extra=TASK_ID_RULE)]
 
 
 # The dependencies are `async def` although nothing in them waits: FastAPI runs a plain `def` dependency in its

@@ -94,12 +94,17 @@ def _mcp(args: argparse.Namespace) -> int:
 
 def _session(args: argparse.Namespace) -> Any:
     """The store (a Memory whose model loads only when the command embeds), or the server that holds it."""
-    from memory.embedding import lazy_embedder
     from memory.errors import StoreBusyError
+    from memory.lock import holder_of
+
+    config = _config(args)
+    holder = holder_of(config.data_path.resolve())
+    if holder is not None and holder.url:  # a server holds the store: ask it, without loading the library
+        return Remote(holder.url, config, getattr(args, "namespace", None))
+    from memory.embedding import lazy_embedder
     from memory.service import Memory
     from memory.store import stored_identity
 
-    config = _config(args)
     stored = stored_identity(config)
     try:
         return Memory(config, embedder=lazy_embedder(config.embedding, stored.embedder if stored else None),
@@ -134,12 +139,12 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
-    from api.schemas.recall import RecallPublic
-
     with closing(_session(args)) as session:
         if isinstance(session, Remote):
             result = session.recall(args.namespace, args.query, args.budget, args.task, args.min_score)
         else:
+            from api.schemas.recall import RecallPublic
+
             result = RecallPublic.of(session.recall(args.namespace, args.query, args.budget, task_id=args.task,
                                                     min_score=args.min_score)).model_dump()
     if args.json:
@@ -200,12 +205,12 @@ def _json_file(path: str) -> dict[str, Any]:
 
 
 def _pin(args: argparse.Namespace) -> int:
-    from api.schemas.facts import FactChangePublic
-
     with closing(_session(args)) as session:
         if isinstance(session, Remote):
             change = session.pin(args.namespace, args.text)
         else:
+            from api.schemas.facts import FactChangePublic
+
             change = FactChangePublic.of(session.facts.pin(args.namespace, text=args.text)).model_dump()
     for fact in change["stored"]:
         print(f"pinned {fact['id']}  {fact['key']} = {fact['value']}")
@@ -215,12 +220,12 @@ def _pin(args: argparse.Namespace) -> int:
 
 
 def _facts(args: argparse.Namespace) -> int:
-    from api.schemas.facts import FactPublic
-
     with closing(_session(args)) as session:
         if isinstance(session, Remote):
             facts = session.facts(args.namespace)["facts"]
         else:
+            from api.schemas.facts import FactPublic
+
             facts = [FactPublic.of(f).model_dump() for f in session.facts.list(args.namespace)]
     if args.json:
         print(json.dumps(facts, ensure_ascii=False, indent=2))
@@ -233,12 +238,12 @@ def _facts(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from api.schemas.search import SearchPublic
-
     with closing(_session(args)) as session:
         if isinstance(session, Remote):
             found = session.search(args.namespace, args.query, args.k)
         else:
+            from api.schemas.search import SearchPublic
+
             found = SearchPublic.of(session.experience.explain(args.namespace, args.query, args.k)).model_dump()
     print(f"query terms: {' '.join(found['terms'])}  (CJK share {found['cjk_share']:.2f}, temporal "
           f"{found['temporal']}, weights dense {found['dense_weight']:.2f} / lexical {found['lexical_weight']:.2f})")

@@ -13,10 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-import httpx
-
 from api.auth import KeyRing
-from ingest.loaders.base import file_mtime
 from memory.clock import to_iso
 from memory.config import Config
 from memory.errors import (
@@ -39,6 +36,8 @@ class Remote:
     """The REST calls the CLI makes, answering the same JSON bodies as the library's public forms."""
 
     def __init__(self, url: str, config: Config, namespace: str | None = None, timeout_s: float = 600.0) -> None:
+        import httpx  # here: a command that opens the store itself never loads the HTTP client
+
         self.url = url
         key = server_key(config, namespace)
         headers = {"authorization": f"Bearer {key}"} if key else {}
@@ -78,6 +77,8 @@ class Remote:
                tags: tuple[str, ...], progress: Callable[[Mapping[str, Any]], None]) -> dict[str, Any]:
         """POST /v1/documents as a file upload named `name`; a 202 job is followed until it ends."""
         # The file's own time, as `memory ingest` on the store would read it (not the time of the upload).
+        from ingest.loaders.base import file_mtime
+
         fields: dict[str, Any] = {"namespace": namespace, "modified_at": to_iso(file_mtime(path))}
         if replace:
             fields["doc_id"] = name
@@ -104,6 +105,8 @@ class Remote:
         return {"doc_id": job["doc_id"], "chunks": job["chunks"], "status": job["status"]}
 
     def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        import httpx
+
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:

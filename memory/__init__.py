@@ -7,6 +7,9 @@
         print(memory.recall("u1", "how should I write the loader?", 800).rendered)
 """
 
+import typing as _typing
+from importlib import import_module as _import_module
+
 from memory.config import Config, load_config
 from memory.errors import (
     AuthError,
@@ -20,11 +23,25 @@ from memory.errors import (
     TooLargeError,
     ValidationError,
 )
-from memory.experience import DocumentResult, MemoryTurn, SearchFilters
-from memory.jobs import Job, JobOutcome
-from memory.recall.model import Omitted, RecallItem, RecallResult
-from memory.service import Health, Memory, NamespaceCounts, NamespaceDeletion
-from memory.snippet import Snippet
+
+if _typing.TYPE_CHECKING:
+    from memory.experience import DocumentResult, MemoryTurn, SearchFilters
+    from memory.jobs import Job, JobOutcome
+    from memory.recall.model import Omitted, RecallItem, RecallResult
+    from memory.service import Health, Memory, NamespaceCounts, NamespaceDeletion
+    from memory.snippet import Snippet
+
+# The facade and its results are imported when first named: importing any module of the package runs this file,
+# and a process that needs only the errors or the configuration (a CLI command that asks a running server) should
+# not load the whole library for them.
+_LAZY = {
+    "DocumentResult": "memory.experience", "MemoryTurn": "memory.experience", "SearchFilters": "memory.experience",
+    "Job": "memory.jobs", "JobOutcome": "memory.jobs",
+    "Omitted": "memory.recall.model", "RecallItem": "memory.recall.model", "RecallResult": "memory.recall.model",
+    "Health": "memory.service", "Memory": "memory.service", "NamespaceCounts": "memory.service",
+    "NamespaceDeletion": "memory.service",
+    "Snippet": "memory.snippet",
+}
 
 __all__ = [
     "AuthError",
@@ -53,3 +70,15 @@ __all__ = [
     "ValidationError",
     "load_config",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'memory' has no attribute {name!r}")
+    value = getattr(_import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -13,9 +13,9 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError as PydanticValidationError
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import AccessDep, MemoryDep
+from api.deps import AccessDep, MemoryDep, NamespaceQuery
 from api.errors import ErrorPublic, json_problem, parse_problem
-from api.schemas.base import NAMESPACE_RULE, NamespaceQuery
+from api.schemas.base import NAMESPACE_RULE
 from api.schemas.experience import (
     DocumentCreate,
     DocumentForm,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from api.deps import AccessDep, MemoryDep
-from api.schemas.base import NamespaceQuery
+from api.deps import AccessDep, MemoryDep, NamespaceQuery
 from api.schemas.facts import (
     FactChangePublic,
     FactListPublic,

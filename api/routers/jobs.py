@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import AccessDep, MemoryDep
-from api.schemas.base import NamespaceQuery
+from api.deps import AccessDep, MemoryDep, NamespaceQuery
 from api.schemas.jobs import JobListPublic, JobPublic
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])

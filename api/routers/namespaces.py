@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import AccessDep, MemoryDep
-from api.schemas.base import NamespacePath
+from api.deps import AccessDep, MemoryDep, NamespacePath
 
 router = APIRouter(prefix="/v1/namespaces", tags=["namespaces"])
 

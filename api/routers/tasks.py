@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Path, Query
 
-from api.deps import AccessDep, MemoryDep
-from api.schemas.base import NamespaceQuery, TaskIdPath
+from api.deps import AccessDep, MemoryDep, NamespaceQuery, TaskIdPath
 from api.schemas.experience import DocumentResultPublic
 from api.schemas.tasks import (
     PromoteRequest,

@@ -4,28 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar
 
-from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory.task.model import KINDS
 from memory.task.policy import TASK_ID_PATTERN
 
-__all__ = [
-    "NAMESPACE_RULE", "Kind", "Namespace", "NamespacePath", "NamespaceQuery", "RequestModel", "Scope", "TaskId",
-    "TaskIdPath",
-]
+__all__ = ["NAMESPACE_RULE", "TASK_ID_RULE", "Kind", "Namespace", "RequestModel", "Scope", "TaskId"]
 
 # The rules are documented in the schema so clients (and the schema fuzzer) can follow them; the library enforces
 # them, with messages that say more than "does not match pattern".
 NAMESPACE_RULE = {"pattern": r"^[A-Za-z0-9_.:@\-]{1,128}$", "examples": ["u1"]}  # memory.namespaces.check_namespace
-_TASK_ID = {"pattern": f"^{TASK_ID_PATTERN.pattern}$", "examples": ["t-42"]}
+TASK_ID_RULE = {"pattern": f"^{TASK_ID_PATTERN.pattern}$", "examples": ["t-42"]}
 _SCOPE = {"pattern": r"^(global|(project|session):[A-Za-z0-9._:@\-]{1,128})$"}  # memory.facts.memory.check_scope
 
 Namespace = Annotated[str, Field(json_schema_extra=NAMESPACE_RULE)]
-NamespaceQuery = Annotated[str, Query(json_schema_extra=NAMESPACE_RULE)]
-NamespacePath = Annotated[str, Path(json_schema_extra=NAMESPACE_RULE)]
-TaskId = Annotated[str, Field(json_schema_extra=_TASK_ID)]
-TaskIdPath = Annotated[str, Path(json_schema_extra=_TASK_ID)]
+TaskId = Annotated[str, Field(json_schema_extra=TASK_ID_RULE)]
 Scope = Annotated[str, Field(json_schema_extra=_SCOPE)]
 Kind = Annotated[str, Field(json_schema_extra={"enum": list(KINDS)})]
 

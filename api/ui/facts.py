@@ -6,8 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from api.deps import AccessDep, MemoryDep
-from api.schemas.base import NamespaceQuery
+from api.deps import AccessDep, MemoryDep, NamespaceQuery
 from api.ui.render import FormField, guard, optional, render
 from memory.facts.records import FactChange
 from memory.service import Memory

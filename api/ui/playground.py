@@ -9,9 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from api.deps import AccessDep, MemoryDep
+from api.deps import AccessDep, MemoryDep, NamespaceQuery
 from api.errors import json_problem
-from api.schemas.base import NamespaceQuery
 from api.schemas.context import ContextRequest
 from api.schemas.recall import RecallRequest
 from api.ui.render import FormField, guard, number, optional, render, validated, whole

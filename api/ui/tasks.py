@@ -8,8 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
 
-from api.deps import AccessDep, MemoryDep
-from api.schemas.base import NamespaceQuery
+from api.deps import AccessDep, MemoryDep, NamespaceQuery
 from api.ui.render import guard, render
 from api.ui.views import by_kind
 

@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from memory.bullet import clean
 from memory.config import SummariserConfig
 from memory.context.messages import Message
@@ -89,6 +87,8 @@ class ModelSummariser:
         }
         headers = {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
         where = f"the summariser at {self.url}"
+        import httpx  # here: the summariser is optional, and a process that never calls it need not load httpx
+
         try:
             response = httpx.post(self.url, json=body, headers=headers, timeout=self.config.timeout_s)
         except httpx.TimeoutException:

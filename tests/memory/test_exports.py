@@ -6,7 +6,7 @@ import memory
 
 
 def test_all_is_true_and_sorted() -> None:
-    public = {name for name in vars(memory) if (not name.startswith("_") and name[0].isupper()) or
+    public = {name for name in dir(memory) if (not name.startswith("_") and name[0].isupper()) or
               name in ("load_config",)}
     assert set(memory.__all__) == public
     assert memory.__all__ == sorted(memory.__all__)
