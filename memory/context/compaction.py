@@ -13,18 +13,17 @@ history) gets a new one.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from memory.bullet import clean
+from memory.context.memo import Memo
 from memory.context.messages import Message, Unit
-from memory.text import remembered
 from memory.text.sentences import split_sentences
 
-__all__ = ["boundary", "digest", "forget", "instructions", "link", "linked", "span_texts", "triggered"]
+__all__ = ["boundary", "digest", "instructions", "link", "linked", "span_texts", "triggered"]
 
 # What a user says as a rule without the fact rules recognising it ("don't use that library", "只分析A列和B列"):
 # kept verbatim among the summary's constraints.
@@ -74,29 +73,24 @@ def boundary(units: Sequence[Unit], cost: Callable[[Unit], int], keep_turns: int
     return at
 
 
-def instructions(messages: Sequence[Message], known: Sequence[str] = ()) -> list[str]:
-    """The user's sentences worded as rules, in order, once each, leaving out those a known fact already states."""
+def instructions(messages: Sequence[Message], known: Sequence[str] = (), memo: Memo | None = None) -> list[str]:
+    """The user's sentences worded as rules, in order, once each, leaving out those a known fact already states
+    (`memo` keeps each message's: every compaction reads every covered user message)."""
+    memo = memo or Memo()
     said = [k for k in (clean(k) for k in known) if k]
     out: list[str] = []
     for message in messages:
         if message.role != "user":
             continue
-        for text in _worded_as_rules(message.content):
+        for text in memo.of("rules", message.content, _worded_as_rules):
             if not any(text in k or k in text for k in said) and text not in out:
                 out.append(text)
     return out
 
 
-@functools.lru_cache(maxsize=16384)
 def _worded_as_rules(text: str) -> tuple[str, ...]:
-    """A message's sentences worded as rules, remembered: every compaction reads every covered user message."""
     found = (clean(s) for s in split_sentences(text))
     return tuple(t for t in found if len(t) <= _MAX_INSTRUCTION_CHARS and _INSTRUCTION.search(t))
-
-
-def forget() -> None:
-    """Clear the sentences remembered from user messages (memory.text.remembered)."""
-    _worded_as_rules.cache_clear()
 
 
 def link(key: str) -> str:
@@ -172,5 +166,3 @@ def _pieces(block: str, index: int, room: int) -> list[str]:
         rest = rest[cut:]
     return pieces
 
-
-remembered.register(forget)

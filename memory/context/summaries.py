@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from memory.bullet import clean
 from memory.context.compaction import digest, instructions, linked, span_texts
+from memory.context.memo import Memo, MemoCache
 from memory.context.messages import Message
 from memory.context.model import Action, SummaryInUse
 from memory.context.offload import Offloads
@@ -69,7 +70,9 @@ class Compaction:
     """Writes a new version: the span's whole text put aside, its facts and rules kept, the summary stored."""
 
     def __init__(self, tasks: TaskMemory, counter: TokenCounter, summariser: ModelSummariser | None,
-                 cost: Callable[[Sequence[Message]], int], overhead: int, limit: int) -> None:
+                 cost: Callable[[Sequence[Message]], int], overhead: int, limit: int,
+                 memos: MemoCache | None = None) -> None:
+        self._memos = memos
         self._tasks = tasks
         self._counter = counter
         self._summariser = summariser
@@ -97,10 +100,11 @@ class Compaction:
         texts = list(dict.fromkeys(clean(f.text) for f in facts))
         kept_before = [t for t in (prior.sections.get(FACTS, ()) if prior is not None else ()) if t not in texts]
         stated = [*kept_before, *texts]
+        memo = Memo(self._memos, namespace)
         made = summarise(span, self._counter, budget, constraints=stated,
-                         instructions=instructions(passing, stated), references=[key] if key else [],
+                         instructions=instructions(passing, stated, memo), references=[key] if key else [],
                          prior=prior.sections if prior is not None else None, later=later, query=query,
-                         first=first, last=last)
+                         first=first, last=last, memo=memo)
         name = "extractive"
         if self._summariser is not None and span:
             extractive = made

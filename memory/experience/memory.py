@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from memory.caches import Caches
 from memory.chunking import Chunk, chunk_texts
 from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
@@ -37,7 +38,6 @@ from memory.limits import check_count, check_length
 from memory.namespaces import check_namespace
 from memory.snippet import Snippet
 from memory.store import Store
-from memory.text import remembered
 from memory.text.unicode import storable
 from memory.tokens import TokenCounter
 
@@ -83,8 +83,10 @@ class ExperienceMemory:
     """Documents and conversation memories of every namespace: atomic writes, hybrid dense + lexical search."""
 
     def __init__(
-        self, store: Store, embedder: Encoder, counter: TokenCounter, config: Config, clock: Clock = utc_now
+        self, store: Store, embedder: Encoder, counter: TokenCounter, config: Config, clock: Clock = utc_now,
+        caches: Caches | None = None,
     ) -> None:
+        self._caches = caches or Caches()  # what layers above keep of this tier's records (memory.caches)
         self._store = store
         self._config = config
         self._clock = clock
@@ -373,13 +375,13 @@ class ExperienceMemory:
                 f"no document {doc_id!r} in namespace {namespace!r} to delete; the namespace's list of documents "
                 "shows the ids that exist"
             )
-        remembered.forget_all()  # sentences of it that a layer above cached
+        self._caches.forget(namespace)  # sentences of it that a layer above kept
 
     def delete_namespace(self, namespace: str) -> int:
         """Remove every document and memory of the namespace; returns how many there were (0 is fine)."""
         removed = self._writer.delete_namespace(namespace)
-        if removed:  # nothing deleted, nothing to forget: every namespace's caches stay warm
-            remembered.forget_all()
+        if removed:  # nothing deleted, nothing to forget
+            self._caches.forget(namespace)
         return removed
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
+from memory.caches import Caches
 from memory.clock import Clock, to_iso
 from memory.config import FactsConfig, LimitsConfig
 from memory.errors import NotFoundError, ValidationError
@@ -23,7 +24,7 @@ from memory.facts.writer import FactWriter
 from memory.limits import check_length
 from memory.snippet import Snippet
 from memory.store import Store
-from memory.text import remembered, terms
+from memory.text import terms
 from memory.tokens import TokenCounter
 
 __all__ = ["FactMemory", "check_scope"]
@@ -46,7 +47,8 @@ class FactMemory:
 
     def __init__(self, store: Store, rules: RuleSet, counter: TokenCounter, config: FactsConfig,
                  clock: Clock, *, limits: LimitsConfig = LimitsConfig(),
-                 detector: ClauseDetector | None = None) -> None:
+                 detector: ClauseDetector | None = None, caches: Caches | None = None) -> None:
+        self._caches = caches or Caches()  # what layers above keep of this tier's records (memory.caches)
         self._store = store
         self._detector = detector
         self._limits = limits
@@ -175,7 +177,7 @@ class FactMemory:
             tombstones.bury(db, namespace, lineage, to_iso(self._clock()))
             self._store.erase_later(db)  # the WAL still holds the deleted versions (memory.erase)
             removed = self._rows.delete_lineage(db, namespace, found.scope, found.key)
-        remembered.forget_all()  # sentences of it cached above this tier
+        self._caches.forget(namespace)  # sentences of it kept above this tier
         return removed
 
     def delete_namespace(self, namespace: str) -> int:
@@ -185,8 +187,8 @@ class FactMemory:
             changed = removed + self._conversations.forget_namespace(db, namespace)
             if changed:
                 self._store.erase_later(db)
-        if changed:  # nothing deleted, nothing to forget: every namespace's caches stay warm
-            remembered.forget_all()
+        if changed:  # nothing deleted, nothing to forget
+            self._caches.forget(namespace)
         return removed
 
     def snippets(self, namespace: str, query: str, scopes: tuple[str, ...]) -> builtins.list[Snippet]:

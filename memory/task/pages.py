@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import functools
-
-from memory.text import remembered
 from memory.tokens import TokenCounter
 
-__all__ = ["first_page", "forget_pages", "page_ends"]
+__all__ = ["first_page", "page_ends"]
 
 # Characters tried per token before widening the window: English runs ~4 per token, Chinese ~1.
 _CHARS_PER_TOKEN = 4
@@ -18,9 +15,6 @@ def first_page(counter: TokenCounter, text: str, max_tokens: int) -> str:
     return text[: _page_end(counter, text, 0, max_tokens)]
 
 
-# An agent reads a long item page after page, and each read needs the page count: keep the cuts of the last
-# few texts (cached by content, so a reused key can never be served another text's cuts).
-@functools.lru_cache(maxsize=8)
 def page_ends(counter: TokenCounter, text: str, page_tokens: int) -> tuple[int, ...]:
     """Where each page of `text` ends (character offsets); page n is text[ends[n-2]:ends[n-1]], exactly."""
     ends: list[int] = []
@@ -42,11 +36,3 @@ def _page_end(counter: TokenCounter, text: str, start: int, max_tokens: int) -> 
         if len(cut) < len(window) or start + size >= len(text):
             return start + max(len(cut), 1)
         size *= 2
-
-
-def forget_pages() -> None:
-    """Drop every cached cut (they hold item texts): called with every deletion, so no copy outlives them."""
-    page_ends.cache_clear()
-
-
-remembered.register(forget_pages)

@@ -10,6 +10,7 @@ from typing import Any
 
 import sqlite_utils
 
+from memory.caches import BoundedCache, Caches
 from memory.clock import Clock, to_iso, utc_now
 from memory.config import LimitsConfig, TasksConfig
 from memory.errors import NotFoundError, ValidationError
@@ -20,7 +21,6 @@ from memory.task import listing, policy, ranking, selections, threads, tree
 from memory.task import summaries as summary_sql  # as: TaskMemory.summaries is a method
 from memory.task.model import AddedItem, Page, SummaryVersion, TaskInfo, TaskItem
 from memory.task.pages import first_page, page_ends
-from memory.text import remembered
 from memory.tokens import TokenCounter
 
 __all__ = ["TaskMemory"]
@@ -52,7 +52,12 @@ class TaskMemory:
     """
 
     def __init__(self, store: Store, counter: TokenCounter, config: TasksConfig, clock: Clock = utc_now, *,
-                 limits: LimitsConfig = LimitsConfig()) -> None:
+                 limits: LimitsConfig = LimitsConfig(), caches: Caches | None = None) -> None:
+        self._caches = caches or Caches()
+        # An agent reads a long item page after page, and each read needs the page count: the cuts of the last
+        # texts read are kept (by content, so a reused key is never served another text's cuts).
+        self._pages: BoundedCache[tuple[str, int], tuple[int, ...]] = self._caches.new(
+            64, weight=16_000_000, weigh=lambda key, ends: len(key[0]))
         self._store = store
         self._limits = limits
         self._counter = counter
@@ -187,7 +192,8 @@ class TaskMemory:
         number = policy.check_positive(1 if page is None else page, "page")
         size = policy.check_positive(self._config.offload_tokens if page_tokens is None else page_tokens,
                                      "page_tokens")
-        ends = page_ends(self._counter, item.text, size)
+        ends = self._pages.get_or_compute(namespace, (item.text, size),
+                                          lambda: page_ends(self._counter, item.text, size))
         if number > len(ends):
             raise ValidationError(
                 f"page must be between 1 and {len(ends)} for {key} at {size} tokens a page, got {number}"
@@ -336,7 +342,7 @@ class TaskMemory:
                 raise NotFoundError(_no_task(namespace, task_id))
             removed = tree.delete_tree(db, namespace, task_id)
             self._store.erase_later(db)  # the WAL still holds the items' text (memory.erase)
-        remembered.forget_all()
+        self._caches.forget(namespace)
         return removed
 
     def delete_namespace(self, namespace: str) -> int:
@@ -351,8 +357,8 @@ class TaskMemory:
             changed = db.conn.total_changes > before
             if changed:
                 self._store.erase_later(db)
-        if changed:  # nothing deleted, nothing to forget: every namespace's caches stay warm
-            remembered.forget_all()
+        if changed:  # nothing deleted, nothing to forget
+            self._caches.forget(namespace)
         return removed
 
     def promote(self, namespace: str, task_id: str, keys: Sequence[str]) -> tuple[TaskItem, ...]:
@@ -372,10 +378,11 @@ class TaskMemory:
         now = to_iso(self._clock())
         with self._store.transaction() as db:
             before = db.conn.total_changes
-            removed = tree.purge_all(db, now)
+            removed, namespaces = tree.purge_all(db, now)
             if db.conn.total_changes > before:  # a task may have expired with summaries but no items
                 self._store.erase_later(db)  # expired items' and summaries' text must not stay in the WAL either
-                remembered.forget_all()  # only then: this runs every minute, and each forget costs every tenant
+        for namespace in namespaces:
+            self._caches.forget(namespace)
         return removed
 
     def _expiry(self) -> tuple[str, str]:

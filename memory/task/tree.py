@@ -110,13 +110,17 @@ def purge_task(db: sqlite_utils.Database, namespace: str, task_id: str, now: str
     ).rowcount
 
 
-def purge_all(db: sqlite_utils.Database, now: str) -> int:
-    """Remove every expired task (with its sub-tree) and every expired item; the number of items removed."""
+def purge_all(db: sqlite_utils.Database, now: str) -> tuple[int, set[str]]:
+    """Remove every expired task (with its sub-tree) and every expired item; the number of items removed, and the
+    namespaces anything was removed from."""
     removed = 0
     expired = db.execute("SELECT namespace, task_id FROM tasks WHERE expires_at <= ?", [now]).fetchall()
+    namespaces = {namespace for namespace, _ in expired}
     for namespace, task_id in expired:
         removed += delete_tree(db, namespace, task_id)
-    return removed + db.execute("DELETE FROM task_items WHERE expires_at <= ?", [now]).rowcount
+    namespaces.update(row[0] for row in db.execute(
+        "SELECT DISTINCT namespace FROM task_items WHERE expires_at <= ?", [now]).fetchall())
+    return removed + db.execute("DELETE FROM task_items WHERE expires_at <= ?", [now]).rowcount, namespaces
 
 
 def _check_parent(

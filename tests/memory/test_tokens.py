@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from memory.caches import Caches
 from memory.errors import ConfigError
-from memory.tokens import CachingCounter, TokenCounter, get_counter
+from memory.tokens import CachingCounter, TokenCounter, get_counter, weigh_count
 
 
 @pytest.mark.parametrize(
@@ -41,5 +42,20 @@ def test_a_counter_reads_its_ranks_on_first_use_and_counts_as_one_loaded_at_once
     assert lazy._loaded is None  # a command that counts nothing never reads the file
     assert lazy.count(text) == get_counter("cl100k_base").count(text) > 0
     assert lazy._loaded is not None
-    cached = CachingCounter(TokenCounter("cl100k_base"))
+    cached = CachingCounter(TokenCounter("cl100k_base"), Caches().new(100))
     assert cached.count(text * 3) == lazy.count(text * 3)
+
+
+@pytest.mark.parametrize("text", ["a message counted again next turn", "下一轮还要再数一次的消息"], ids=["en", "zh"])
+def test_counts_are_kept_per_namespace_and_only_inside_a_request(text: str) -> None:
+    caches = Caches()
+    counter = CachingCounter(get_counter(), caches.new(100, weight=10_000, weigh=weigh_count))
+    assert counter.count(text) == get_counter().count(text) and caches.namespaces() == set()  # outside: not kept
+    with counter.counting_for("alice"):
+        assert counter.count(text) == get_counter().count(text)
+    with counter.counting_for("bob"):
+        assert counter.count(text * 2) == get_counter().count(text * 2)
+        assert counter.count("x" * 1_000) == get_counter().count("x" * 1_000)  # over a sixteenth: never kept
+    assert caches.namespaces() == {"alice", "bob"}
+    caches.forget("bob")
+    assert caches.namespaces() == {"alice"}

@@ -18,7 +18,6 @@ import memory as memory_package
 from memory.experience.lexical import namespace_token
 from memory.service import Memory
 from memory.store import collection_name
-from memory.task.pages import page_ends
 from tests.security.conftest import traces
 
 
@@ -167,14 +166,14 @@ def test_ending_a_task_leaves_no_trace(module_client: TestClient, module_memory:
     assert added[1]["offloaded"]
     page = _ok(module_client.get(f"/v1/tasks/zorb7task/items/{added[1]['key']}",
                                  params={"namespace": "del-t", "page": 2, "page_tokens": 50}))
-    assert page["pages"] > 2 and page_ends.cache_info().currsize > 0  # its cuts are cached now
+    assert page["pages"] > 2 and "del-t" in module_memory.caches.namespaces()  # its cuts are cached now
     assert "zorb7plan" in _recall(module_client, "del-t", "zorb7plan", task_id="zorb7task")["rendered"]
 
     assert _ok(module_client.delete("/v1/tasks/zorb7task", params={"namespace": "del-t"}))["deleted"] == 3
 
     _nowhere(module_memory, "zorb7task", "zorb7sub", "zorb7plan", "zorb7long1", "zorb7tool", "zorb7summ", "zorb7sect",
              "zorb7drop", "zorb7ref", "zorb7digest")
-    assert page_ends.cache_info().currsize == 0, "the page cache still holds the deleted item's text"
+    assert "del-t" not in module_memory.caches.namespaces(), "a cache still holds the deleted item's text"
     for task in ("zorb7task", "zorb7sub"):
         assert module_client.get(f"/v1/tasks/{task}/items", params={"namespace": "del-t"}).status_code == 404
     answer = _recall(module_client, "del-t", "zorb7plan zorb7long1 zorb7sub", task_id="zorb7task")
@@ -217,12 +216,12 @@ def test_deleting_a_namespace_leaves_no_trace(module_client: TestClient, module_
 # Every in-process cache in memory/, and why what it holds cannot outlive a deletion. A new cache fails
 # test_every_cache_is_accounted_for until it is reviewed and listed here.
 CACHES = {
-    "tokens.py": "get_counter: tokenizers by name, no stored data",
+    "caches.py": "BoundedCache, Caches: every cache of a Memory's requests and records (counts, readings of messages, "
+                 "item pages, tool vectors), keyed by namespace; a delete in any tier forgets its namespace's "
+                 "entries (checked above and in tests/memory/context/test_hostile_turns.py)",
+    "context/memo.py": "Memo: a view of one namespace in a Memory's cache (caches.py)",
+    "tokens.py": "get_counter: tokenizers by name, no stored data; CachingCounter: counts in a Memory's cache",
     "text/analyze.py": "_stem: single words to their stems, no record, id or sentence (see the report)",
-    "task/pages.py": "page_ends: item texts; cleared with every deletion (memory.text.remembered, checked above)",
-    "context/summary.py": "terms, _identifiers, _sentences, _values: of /v1/context messages; cleared with every "
-                          "deletion of tasks, facts, documents or a namespace (memory.text.remembered)",
-    "context/compaction.py": "_worded_as_rules: user messages' rule sentences; cleared as context/summary.py's",
     "embedding/base.py": "_query_cache: recent query texts, not stored records",
     "experience/dense.py": "_handles: Chroma handles by namespace; dropped with the namespace (checked above)",
     "schema.py": "_fold: single words to the index's tokens, as _stem; _tokenizer: a connection, no data",
@@ -231,19 +230,26 @@ CACHES = {
 
 def test_every_cache_is_accounted_for() -> None:
     root = Path(memory_package.__file__).parent
-    pattern = re.compile(r"lru_cache|functools\.cache\b|_cache\s*[:=]|_handles\s*[:=]")
+    pattern = re.compile(r"lru_cache|functools\.cache\b|_cache\s*[:=]|_handles\s*[:=]|BoundedCache\(|OrderedDict\(")
     found = {path.relative_to(root).as_posix() for path in root.rglob("*.py") if pattern.search(path.read_text())}
     assert found == set(CACHES), f"caches to review for deletion: {sorted(found ^ set(CACHES))}"
 
 
-def test_a_deletion_clears_the_texts_context_assembly_remembered(memory: Memory) -> None:
-    """The sentences, identifiers and counts that /v1/context remembers from a conversation go with any deletion."""
-    from memory.context import summary
-
-    messages = [{"role": "user", "content": f"zorb9 question {i}: what about src/zorb9/{i}.py?"} for i in range(3)]
-    memory.context("zorb9ns", messages, window=8192, task_id="zorb9t", recall=False)
-    summary.terms("zorb9 remembered sentence")
+@pytest.mark.parametrize("word", ["zorb9", "佐布九"], ids=["en", "zh"])
+def test_a_deletion_clears_the_texts_context_assembly_remembered(memory: Memory, word: str) -> None:
+    """The counts and readings /v1/context keeps of a conversation (memory.caches) go with a deletion in its
+    namespace, and only its: another tenant's stay warm."""
+    messages = [{"role": "user" if i % 2 == 0 else "assistant",
+                 "content": f"{word} question {i}: what about src/{word}/{i}.py? " + "details " * 80}
+                for i in range(40)]
+    messages.append({"role": "user", "content": f"and {word} now?"})
+    for namespace in ("zorb9ns", "zorb9keep"):
+        memory.context(namespace, messages, window=2048, task_id="zorb9t", recall=False)
+    assert memory._assembler is not None
+    memos = memory._assembler._compaction._memos
     counts = memory._assembler._counter._counts
-    assert summary.terms.cache_info().currsize and any("zorb9" in text for text in counts)
+    assert memos is not None and memos.namespaces() == counts.namespaces() == {"zorb9ns", "zorb9keep"}
+    assert any(word in text for (namespace, (_, text)) in memos._items if namespace == "zorb9ns")
     memory.delete_namespace("zorb9ns")
-    assert summary.terms.cache_info().currsize == 0 and not counts
+    assert "zorb9ns" not in memory.caches.namespaces()
+    assert memos.namespaces() == counts.namespaces() == {"zorb9keep"}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 
 from memory.context.tool_vectors import ToolVectors
@@ -62,20 +61,20 @@ def test_an_id_used_again_keeps_each_answer_with_its_own_tool(memory: Memory, la
 
 
 def test_tool_vectors_are_kept_per_namespace_by_digest_within_their_bytes(embedder: Embedder) -> None:
-    vectors = ToolVectors(embedder, max_bytes=4 * embedder.dimension * 4)
+    vectors = ToolVectors(embedder, max_bytes=64 * embedder.dimension * 4)
     texts = ["search flights: find direct flights between two airports", "查询订单：按订单号查询订单状态"]
     close = vectors("alice", "flights from SFO", texts)
     assert close[0] > close[1] and all(-1 <= c <= 1 for c in close)
     assert vectors("bob", "flights from SFO", texts) == close  # the same answer, from bob's own vectors
-    kept = list(vectors._vectors)
-    assert {namespace for namespace, _ in kept} == {"alice", "bob"}
-    assert all(isinstance(digest, bytes) and len(digest) == 32 for _, digest in kept)  # no text is kept
-    vectors.forget("alice")
-    assert {namespace for namespace, _ in vectors._vectors} == {"bob"}
-    vectors("carol", "x", ["one", "two", "three"])
-    assert vectors._bytes <= 4 * embedder.dimension * 4 and len(vectors._vectors) == 4
-    assert vectors._bytes == sum(v.nbytes for v in vectors._vectors.values())
-    assert all(isinstance(v, np.ndarray) for v in vectors._vectors.values())
+    kept = vectors._vectors
+    assert kept.namespaces() == {"alice", "bob"} and len(kept) == 4
+    assert all(isinstance(digest, bytes) and len(digest) == 32 for _, digest in kept._items)  # no text is kept
+    kept.forget("alice")
+    assert kept.namespaces() == {"bob"}
+    vectors("carol", "x", [f"tool number {i}" for i in range(100)])
+    assert kept._total <= 64 * embedder.dimension * 4 and len(kept) == 64  # the least recent went first
+    assert kept._total == sum(weight for _, weight in kept._items.values())
+    assert kept.namespaces() == {"carol"}
 
 
 def test_deleting_a_namespace_forgets_its_tool_vectors(memory: Memory) -> None:
@@ -83,24 +82,30 @@ def test_deleting_a_namespace_forgets_its_tool_vectors(memory: Memory) -> None:
                                                "parameters": {"type": "object", "properties": {}}}}
              for i in range(30)]
     memory.context("gone", _conversation("row " * 2_000), window=4096, tools=tools, task_id="t-tools")
-    assert any(namespace == "gone" for namespace, _ in memory._tool_vectors._vectors)
+    memory.context("kept", _conversation("row " * 2_000), window=4096, tools=tools, task_id="t-tools")
+    assert memory._tool_vectors._vectors.namespaces() >= {"gone", "kept"}
     memory.delete_namespace("gone")
-    assert not any(namespace == "gone" for namespace, _ in memory._tool_vectors._vectors)
+    assert "gone" not in memory._tool_vectors._vectors.namespaces()
+    assert "kept" in memory._tool_vectors._vectors.namespaces()  # another tenant's stay warm
 
 
-def test_a_delete_that_deletes_nothing_keeps_every_namespace_s_caches(memory: Memory) -> None:
+@pytest.mark.parametrize("pinned", ["Never use tabs.", "以后不要用表格。"], ids=["en", "zh"])
+def test_a_delete_forgets_its_own_namespace_s_caches_only(memory: Memory, pinned: str) -> None:
     memory.context("alice", _conversation("row " * 500), window=32_768, task_id="t-warm")
-    counts = memory._assembler._counter
-    warm = len(counts._counts)
-    assert warm
+    counts = memory._assembler._counter._counts
+    warm = len(counts)
+    assert warm and counts.namespaces() == {"alice"}
     memory.facts.delete_namespace("bob")
     memory.tasks.delete_namespace("bob")
     memory.experience.delete_namespace("bob")
     memory.tasks.purge_expired()
-    assert len(counts._counts) == warm
-    memory.facts.pin("bob", text="Never use tabs.")
-    memory.facts.delete_namespace("bob")  # a real delete: its text may be in any cache, so all are cleared
-    assert not counts._counts
+    assert len(counts) == warm
+    memory.context("bob", _conversation("line " * 500), window=32_768, task_id="t-warm")
+    memory.facts.pin("bob", text=pinned)
+    assert counts.namespaces() == {"alice", "bob"}
+    memory.facts.delete_namespace("bob")  # a real delete: bob's text may be in any cache, alice's is not
+    assert counts.namespaces() == {"alice"} and len(counts) == warm
+    assert "bob" not in memory.caches.namespaces()
 
 
 def test_the_count_of_a_long_whitespace_run_is_the_tokenizer_s_and_never_crashes(counter: TokenCounter) -> None:
