@@ -14,6 +14,7 @@ from memory.config import Config
 from memory.context import Assembler, ContextRequest, ContextResult
 from memory.context.tool_vectors import ToolVectors
 from memory.embedding import Embedder, load_embedder, resolved
+from memory.embedding.queries import QueryVectors
 from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
 from memory.experience.store import IngestProgress
@@ -116,8 +117,10 @@ class Memory:
                                 detector=detector, caches=self.caches)
         self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock, limits=config.limits,
                                 caches=self.caches)
+        # One query is embedded once a turn, for recall and for picking tools alike.
+        queries = QueryVectors(self.embedder, self.caches)
         self.experience = ExperienceMemory(self.store, self.embedder, self.counter, config, clock,
-                                           caches=self.caches)
+                                           caches=self.caches, queries=queries)
         if vectors:
             self.experience.repair(remix=False)
             self.experience.remix_in_background()  # turn vectors a kill, an upgrade or a new turn_context left stale
@@ -125,7 +128,7 @@ class Memory:
             prepare_text()
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
         self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
-        self._tool_vectors = ToolVectors(self.embedder, self.caches)
+        self._tool_vectors = ToolVectors(self.embedder, self.caches, queries=queries)
         self._assembler: Assembler | None = None
         self._assembler_lock = threading.Lock()
         if warm:

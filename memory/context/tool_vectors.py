@@ -16,6 +16,7 @@ import numpy as np
 
 from memory.caches import BoundedCache, Caches
 from memory.embedding import Embedder
+from memory.embedding.queries import QueryVectors
 
 __all__ = ["ToolVectors"]
 
@@ -23,8 +24,10 @@ __all__ = ["ToolVectors"]
 class ToolVectors:
     """Cosine similarity of a query to texts, the texts' vectors remembered per namespace (least recent out)."""
 
-    def __init__(self, embedder: Embedder, caches: Caches | None = None, max_bytes: int = 16 * 2**20) -> None:
+    def __init__(self, embedder: Embedder, caches: Caches | None = None, max_bytes: int = 16 * 2**20,
+                 queries: QueryVectors | None = None) -> None:
         self._embedder = embedder
+        self._queries = queries or QueryVectors(embedder, caches)
         self._vectors: BoundedCache[bytes, np.ndarray] = (caches or Caches()).new(
             max_bytes // 1024, weight=max_bytes, weigh=lambda digest, vector: vector.nbytes)
 
@@ -37,7 +40,7 @@ class ToolVectors:
             for key, vector in zip(missing, vectors, strict=True):
                 known[key] = vector
                 self._vectors.put(namespace, key, vector)
-        asked = np.asarray(self._embedder.encode_query(query), dtype=np.float32)
+        asked = np.asarray(self._queries(namespace, query), dtype=np.float32)
         out = []
         for key in keys:
             vector = known[key]

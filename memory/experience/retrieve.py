@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from memory.config import RetrievalConfig
+from memory.embedding.queries import QueryVectors
 from memory.experience import catalog, lexical
 from memory.experience.catalog import ChunkRow
 from memory.experience.dense import VectorIndex
@@ -15,7 +16,6 @@ from memory.experience.freshness import asks_about_time
 from memory.experience.fuse import idf
 from memory.experience.model import RetrieverHit, SearchFilters
 from memory.experience.rows import Rows
-from memory.experience.store import Encoder
 from memory.store import Store
 from memory.text.analyze import cjk_share, query_terms
 
@@ -63,10 +63,10 @@ class _LexicalSide:
 class Retriever:
     """Runs both retrievers for a query: the lexical side on a worker thread while this one embeds and asks Chroma."""
 
-    def __init__(self, store: Store, vectors: VectorIndex, embedder: Encoder, config: RetrievalConfig) -> None:
+    def __init__(self, store: Store, vectors: VectorIndex, queries: QueryVectors, config: RetrievalConfig) -> None:
         self._store = store
         self._vectors = vectors
-        self._embedder = embedder
+        self._queries = queries
         self._config = config
         # Concurrent searches each need a lexical worker; more than this queue (the machine has few cores).
         self._pool = ThreadPoolExecutor(max_workers=_LEXICAL_WORKERS, thread_name_prefix="lexical")
@@ -116,7 +116,7 @@ class Retriever:
         # A query without a letter or digit ("？！", "") asks nothing; MiniLM would still find neighbours for it.
         if not any(ch.isalnum() for ch in query):
             return []
-        vector = self._embedder.encode_query(query)
+        vector = self._queries(namespace, query)
         if filters.empty:
             return self._vectors.search(namespace, vector, self._config.dense_k)
         allowed = catalog.filtered_chunk_ids(self._store.db, namespace, filters, EXACT_FILTER_LIMIT)

@@ -12,13 +12,13 @@ from functools import partial
 
 from memory.clock import Clock
 from memory.config import RetrievalConfig
+from memory.embedding.queries import QueryVectors
 from memory.experience import catalog, neighbours, results
 from memory.experience.dense import VectorIndex
 from memory.experience.model import RetrieverHit, SearchExplanation, SearchFilters, Shortlist
 from memory.experience.rank import Ranking, rank
 from memory.experience.rerank import Ranked
 from memory.experience.retrieve import Retrieved, Retriever
-from memory.experience.store import Encoder
 from memory.snippet import Snippet
 from memory.store import Store
 
@@ -29,12 +29,12 @@ class Search:
     """Searches the store's chunks with one embedder and one retrieval configuration."""
 
     def __init__(
-        self, store: Store, vectors: VectorIndex, embedder: Encoder, config: RetrievalConfig, clock: Clock
+        self, store: Store, vectors: VectorIndex, queries: QueryVectors, config: RetrievalConfig, clock: Clock
     ) -> None:
         self._store = store
         self._config = config
         self._clock = clock
-        self._retriever = Retriever(store, vectors, embedder, config)
+        self._retriever = Retriever(store, vectors, queries, config)
 
     def retrieve(self, namespace: str, query: str, filters: SearchFilters) -> Retrieved:
         """Both retrievers' candidates for `query`, before fusion (see memory.experience.retrieve)."""

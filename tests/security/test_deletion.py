@@ -222,7 +222,10 @@ CACHES = {
     "context/memo.py": "Memo: a view of one namespace in a Memory's cache (caches.py)",
     "tokens.py": "get_counter: tokenizers by name, no stored data; CachingCounter: counts in a Memory's cache",
     "text/analyze.py": "_stem: single words to their stems, no record, id or sentence (see the report)",
-    "embedding/base.py": "_query_cache: recent query texts, not stored records",
+    "context/assemble.py": "counts and readings of a turn's messages, in the Memory's caches (caches.py)",
+    "context/tool_vectors.py": "tool-description vectors by digest, in the Memory's caches (caches.py)",
+    "embedding/queries.py": "recent query vectors, in the Memory's caches (caches.py)",
+    "task/store.py": "page cuts of item texts, in the Memory's caches (caches.py)",
     "experience/dense.py": "_handles: Chroma handles by namespace; dropped with the namespace (checked above)",
     "schema.py": "_fold: single words to the index's tokens, as _stem; _tokenizer: a connection, no data",
 }
@@ -230,7 +233,7 @@ CACHES = {
 
 def test_every_cache_is_accounted_for() -> None:
     root = Path(memory_package.__file__).parent
-    pattern = re.compile(r"lru_cache|functools\.cache\b|_cache\s*[:=]|_handles\s*[:=]|BoundedCache\(|OrderedDict\(")
+    pattern = re.compile(r"lru_cache|functools\.cache\b|_cache\s*[:=]|_handles\s*[:=]|BoundedCache\(|OrderedDict\(|\.new\(")
     found = {path.relative_to(root).as_posix() for path in root.rglob("*.py") if pattern.search(path.read_text())}
     assert found == set(CACHES), f"caches to review for deletion: {sorted(found ^ set(CACHES))}"
 

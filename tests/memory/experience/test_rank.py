@@ -8,6 +8,7 @@ import random
 import pytest
 
 from memory.config import Config, RetrievalConfig
+from memory.embedding.queries import QueryVectors
 from memory.experience import ExperienceMemory, MemoryTurn, SearchFilters, catalog
 from memory.experience.boosts import Boosts
 from memory.experience.dense import VectorIndex
@@ -26,7 +27,8 @@ from tests.memory.experience.conftest import CHINESE, ENGLISH, CountingEncoder, 
 
 
 def _search(store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock, **retrieval: object) -> Search:
-    return Search(store, VectorIndex(store), encoder, config.replace("retrieval", **retrieval).retrieval, clock)
+    return Search(store, VectorIndex(store), QueryVectors(encoder), config.replace("retrieval", **retrieval).retrieval,
+                  clock)
 
 
 def _reader(store: Store, retrieved: Retrieved) -> Rows:
