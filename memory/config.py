@@ -84,6 +84,9 @@ class ChromaConfig:
     host: str = ""
     port: int = 8000
     ssl: bool = False
+    # glibc's malloc zeroing what it hands out while embedded Chroma runs in the process (memory.erase): "auto"
+    # turns it on in a `memory` command's own process and leaves an application that imports the library as it is.
+    zero_fresh_memory: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,7 @@ _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("embedding", "device"): ("cpu",),
     ("context", "allocation"): ("agent", "chat", "rag"),  # memory.context.allocation.PRESETS
     ("context", "retrieval_position"): ("after_history", "before_history"),
+    ("chroma", "zero_fresh_memory"): ("auto", "on", "off"),
     ("retrieval", "fusion"): ("rrf", "weighted", "adaptive"),
     ("service", "log_level"): ("critical", "error", "warning", "info", "debug"),
 }

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from memory.store import Store
 
 __all__ = ["ERASE_DELAY_S", "ErasePass", "Eraser", "checkpoint", "flush", "orphan_folders", "vacuum",
-           "zero_fresh_memory"]
+           "zero_fresh_memory", "zeroing_available"]
 
 # A pass starts at most this long after the first delete it covers; deletes meanwhile join it. Its own length
 # grows with the store (bench/erase_cost.py).
@@ -63,6 +63,15 @@ _M_PERTURB = -6  # glibc's mallopt parameter (malloc.h)
 _zeroing: bool | None = None
 
 
+def zeroing_available() -> bool:
+    """Whether the C library the interpreter runs on is glibc, whose mallopt zero_fresh_memory sets."""
+    try:
+        libc = ctypes.CDLL(None)
+        return bool(libc.mallopt) and bool(libc.gnu_get_libc_version)
+    except (OSError, AttributeError):
+        return False
+
+
 def zero_fresh_memory() -> bool:
     """Make glibc's malloc hand out zeroed memory and fill freed memory (mallopt M_PERTURB 0xff), once per process.
 
@@ -72,17 +81,13 @@ def zero_fresh_memory() -> bool:
     (tests/security/test_disk_trace.py found it there). With this setting such a buffer arrives zeroed. glibc's
     per-thread cache of small chunks is outside the setting, so it narrows the leak rather than closing it; the
     cure is upstream. bench/zeroing_cost.py measures what it costs. False where the C library is not glibc.
+
+    It holds for the whole process, so a store sets it only when chroma.zero_fresh_memory says so: a `memory`
+    command's own process does by default, an application that imports the library only when configured to.
     """
     global _zeroing
     if _zeroing is None:
-        try:
-            libc = ctypes.CDLL(None)  # the C library the interpreter runs on
-            mallopt = libc.mallopt
-            gnu = bool(libc.gnu_get_libc_version)
-        except (OSError, AttributeError):
-            _zeroing = False
-        else:
-            _zeroing = gnu and mallopt(_M_PERTURB, 0xFF) == 1
+        _zeroing = zeroing_available() and ctypes.CDLL(None).mallopt(_M_PERTURB, 0xFF) == 1
     return _zeroing
 
 

@@ -53,6 +53,8 @@ class Health:
     store: str
     chroma: str
     counts: dict[str, int]
+    # malloc zeroes what it hands out while embedded Chroma runs (chroma.zero_fresh_memory, memory.erase)
+    fresh_memory_zeroed: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,13 +90,14 @@ class Memory:
         # First, before the model loads: a store another process holds is refused at once (memory.lock).
         self.lock = StoreLock(config.data_path.resolve(), command)
         try:
-            self._open(config, embedder, warm=command in _WARM, vectors=command not in _RECORDS_ONLY)
+            self._open(config, embedder, command)
         except BaseException:
             self.lock.release()
             raise
 
-    def _open(self, config: Config, embedder: Embedder | None, *, warm: bool, vectors: bool) -> None:
+    def _open(self, config: Config, embedder: Embedder | None, command: str) -> None:
         clock = self.clock
+        warm, vectors = command in _WARM, command not in _RECORDS_ONLY
         self.counter: TokenCounter = get_counter(config.tokenizer.encoding)
         if warm:
             self.counter.load()
@@ -104,6 +107,8 @@ class Memory:
         self.embedder: Embedder = embedder
         # [retrieval] calibration settings left "auto" become the loaded model's (config.toml: [retrieval]).
         config = config.calibrated(self.embedder.calibration)
+        if config.chroma.zero_fresh_memory == "auto":  # on in a process of our own; an application decides its own
+            config = config.replace("chroma", zero_fresh_memory="off" if command == "library" else "on")
         self.config = config
         self.store: Store = open_store(config, self.embedder.identity)
         rules = (load_rules if warm else rules_on_first_use)(*config.facts.extra_rules)
@@ -262,6 +267,7 @@ class Memory:
             store=str(self.store.db_path),
             chroma=f"http://{cfg.host}:{cfg.port}" if cfg.host else str(Path(self.store.root) / "chroma"),
             counts=self.store.counts(within),
+            fresh_memory_zeroed=self.store.zeroes_fresh_memory,
         )
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ import sqlite_utils
 from memory.bullet import BULLET_FORMAT
 from memory.config import Config
 from memory.embedding import EmbedderIdentity
-from memory.erase import Eraser, zero_fresh_memory
+from memory.erase import Eraser, zero_fresh_memory, zeroing_available
 from memory.errors import StoreError, StoreMismatchError
 from memory.live_collection import LiveCollection, LiveCollections, SharedLock
 from memory.schema import MIGRATIONS, SCHEMA_VERSION
@@ -183,6 +183,12 @@ class Store:
                 raise
 
     @property
+    def zeroes_fresh_memory(self) -> bool:
+        """Whether malloc zeroes what it hands out while this store's embedded Chroma runs (chroma.zero_fresh_memory
+        "on", Chroma embedded, and a C library that can: memory.erase)."""
+        return self.config.chroma.zero_fresh_memory == "on" and not self.config.chroma.host and zeroing_available()
+
+    @property
     def chroma(self) -> Any:
         """The Chroma client of the store's vectors, opened on first use."""
         client = self._chroma
@@ -202,7 +208,8 @@ class Store:
         try:
             if cfg.host:
                 return chromadb.HttpClient(host=cfg.host, port=cfg.port, ssl=cfg.ssl, settings=settings)
-            zero_fresh_memory()  # before the index buffers are allocated: see memory.erase
+            if self.zeroes_fresh_memory:  # before the index buffers are allocated: see memory.erase
+                zero_fresh_memory()
             return chromadb.PersistentClient(path=str(self.root / "chroma"), settings=settings)
         except Exception as exc:  # chromadb raises bare ValueError/ConnectionError variants
             where = f"{cfg.host}:{cfg.port}" if cfg.host else str(self.root / "chroma")

@@ -95,8 +95,9 @@ def counter() -> TokenCounter:
 
 @pytest.fixture()
 def config(tmp_path: Path) -> Config:
-    """Default settings with the store in a fresh folder."""
-    return load_config().replace("service", data_dir=str(tmp_path / "data"))
+    """Default settings with the store in a fresh folder, and fresh memory zeroed as `memory serve` has it (the
+    deletion traces read files a service writes; tests/memory/test_service.py checks the library's default)."""
+    return load_config().replace("service", data_dir=str(tmp_path / "data")).replace("chroma", zero_fresh_memory="on")
 
 
 @pytest.fixture()

@@ -89,3 +89,19 @@ def test_commands_that_read_records_only_never_open_chroma_or_context_assembly(c
         assert recalling.store._chroma is not None
         assert recalling.context("u1", [{"role": "user", "content": "hi"}], window=4096).report is not None
         assert recalling._assembler is not None
+
+
+def test_fresh_memory_is_zeroed_in_a_memory_command_and_left_alone_in_an_application(config: Config,
+                                                                                      embedder: Embedder) -> None:
+    """glibc's M_PERTURB holds for the whole process (memory.erase): "auto" turns it on in `memory serve`,
+    `memory mcp` and the other commands, and leaves an application that imports the library as it is."""
+    auto = config.replace("chroma", zero_fresh_memory="auto")
+    with Memory(auto, embedder=embedder) as library:
+        assert library.config.chroma.zero_fresh_memory == "off"
+        assert library.health().fresh_memory_zeroed is False
+    for command in ("serve", "mcp", "stats"):
+        with Memory(auto, embedder=embedder, command=command) as ours:
+            assert ours.config.chroma.zero_fresh_memory == "on"
+            assert ours.health().fresh_memory_zeroed is True  # this machine's C library is glibc
+    with Memory(auto.replace("chroma", zero_fresh_memory="off"), embedder=embedder, command="serve") as told:
+        assert told.health().fresh_memory_zeroed is False  # a setting of "off" is kept, in any process
