@@ -1,11 +1,12 @@
 """One tenant's long turn before and after another tenant's delete: does a delete cool every tenant's caches?
 
-    .venv/bin/python -m bench.cache_isolation [--messages 1500] [--runs 5] [--root DIR]
+    .venv/bin/python -m bench.cache_isolation [--messages 1500] [--runs 5] [--windows 1000000,32768] [--root DIR]
 
 In one library process (the checkout at `--root`, by default this one): `alice` assembles a turn of `--messages`
 messages once to warm the caches, then it is timed `--runs` times warm; `bob` pins a constraint and deletes his
 namespace (a real delete, which forgets what the caches hold of bob); alice's same turn is timed again. Printed:
-alice's median warm and right after bob's delete, and their ratio (1.0: bob's delete left alice's caches warm).
+alice's median warm and right after bob's delete, and their ratio (1.0: bob's delete left alice's caches warm), for
+each window: one that holds the turn as given, and one that compacts it.
 Run with `--root` on a worktree of an older commit for the before figure in the same sitting.
 """
 
@@ -25,7 +26,7 @@ _PROBE = r"""
 import json, statistics, sys, time
 from memory import Memory, load_config
 
-messages_n, runs, data = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+messages_n, runs, data, window = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 config = load_config().replace("service", data_dir=data)
 messages = [{"role": "user" if i % 2 == 0 else "assistant",
              "content": f"Step {i}: check order W{1000 + i} and the log at /var/log/app/{i}.log, then report."}
@@ -34,7 +35,7 @@ messages.append({"role": "user", "content": "What is left to check?"})
 with Memory(config) as memory:
     def turn():
         started = time.perf_counter()
-        memory.context("alice", messages, window=1_000_000, task_id="t-long", recall=False)
+        memory.context("alice", messages, window=window, task_id="t-long", recall=False)
         return time.perf_counter() - started
     turn()
     warm = statistics.median(turn() for _ in range(runs))
@@ -51,16 +52,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=1500)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--windows", default="1000000,32768", help="window sizes in tokens, comma-separated")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose library to time")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
-    with tempfile.TemporaryDirectory() as folder:
-        out = subprocess.run([sys.executable, "-c", _PROBE, str(args.messages), str(args.runs), folder],
-                             cwd=args.root, env=env, check=True, capture_output=True, text=True).stdout
-    found = json.loads(out.strip().splitlines()[-1])
     print(f"library of {args.root}, alice's turn of {args.messages} messages, median of {args.runs}\n")
-    print("| warm | right after bob's delete | ratio |\n|---|---|---|")
-    print(f"| {found['warm'] * 1000:.1f} ms | {found['after'] * 1000:.1f} ms | {found['after'] / found['warm']:.2f} |")
+    print("| window | warm | right after bob's delete | ratio |\n|---|---|---|---|")
+    for window in (int(w) for w in args.windows.split(",")):
+        with tempfile.TemporaryDirectory() as folder:
+            out = subprocess.run([sys.executable, "-c", _PROBE, str(args.messages), str(args.runs), folder,
+                                  str(window)], cwd=args.root, env=env, check=True, capture_output=True,
+                                 text=True).stdout
+        found = json.loads(out.strip().splitlines()[-1])
+        print(f"| {window:,} | {found['warm'] * 1000:.1f} ms | {found['after'] * 1000:.1f} ms | "
+              f"{found['after'] / found['warm']:.2f} |")
 
 
 if __name__ == "__main__":
