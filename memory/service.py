@@ -81,6 +81,13 @@ class NamespaceCounts:
     task_items: int = 0
 
 
+def _totals(namespaces: Sequence[NamespaceCounts]) -> dict[str, int]:
+    """What /healthz and `memory stats` count: the namespaces' counts added up, so the two views agree."""
+    return {"facts": sum(n.facts for n in namespaces), "documents": sum(n.documents + n.memories for n in namespaces),
+            "chunks": sum(n.chunks for n in namespaces), "task_items": sum(n.task_items for n in namespaces),
+            "namespaces": len(namespaces)}
+
+
 class Memory:
     """Opens the store once and holds the embedder, token counter and tiers."""
 
@@ -249,12 +256,12 @@ class Memory:
         return deleted
 
     def namespaces(self, within: Callable[[str], bool] | None = None) -> list[NamespaceCounts]:
-        """Every namespace that holds something (of those `within` accepts), by name, with its counts per tier."""
-        stored = self.store.namespace_counts(within)
-        tasks = self.tasks.counts(within)
-        return [NamespaceCounts(name, **stored.get(name, {}), tasks=tasks.get(name, (0, 0))[0],
-                                task_items=tasks.get(name, (0, 0))[1])
-                for name in sorted(stored.keys() | tasks.keys())]
+        """Every namespace that holds something (of those `within` accepts), by name, with its counts per tier:
+        each tier counts what it would answer with (facts in force, stored documents, live tasks and items)."""
+        facts, experience, tasks = self.facts.counts(within), self.experience.counts(within), self.tasks.counts(within)
+        return [NamespaceCounts(name, *facts.get(name, (0, 0)), *experience.get(name, (0, 0, 0)),
+                                *tasks.get(name, (0, 0)))
+                for name in sorted(facts.keys() | experience.keys() | tasks.keys())]
 
     def health(self, within: Callable[[str], bool] | None = None) -> Health:
         """Model, store location and counts (with `within`, counts of the namespaces it accepts only)."""
@@ -266,7 +273,7 @@ class Memory:
             tokenizer=self.counter.name,
             store=str(self.store.db_path),
             chroma=f"http://{cfg.host}:{cfg.port}" if cfg.host else str(Path(self.store.root) / "chroma"),
-            counts=self.store.counts(within),
+            counts=_totals(self.namespaces(within)),
             fresh_memory_zeroed=self.store.zeroes_fresh_memory,
         )
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -275,47 +274,6 @@ class Store:
         self.identity = identity
         self.generation = generation
 
-    def counts(self, within: Callable[[str], bool] | None = None) -> dict[str, int]:
-        """Row counts of the main tables, for /healthz and `memory stats`; with `within`, of the namespaces it
-        accepts only (what a key limited to some namespaces may see)."""
-        db = self.db
-        if within is None:
-            return {
-                "facts": db.execute("SELECT count(*) FROM facts WHERE superseded_at IS NULL").fetchone()[0],
-                "documents": db.execute("SELECT count(*) FROM documents WHERE state = 'ready'").fetchone()[0],
-                "chunks": db.execute("SELECT count(*) FROM chunks").fetchone()[0],
-                "task_items": db.execute("SELECT count(*) FROM task_items").fetchone()[0],
-                "namespaces": db.execute(
-                    "SELECT count(*) FROM (SELECT namespace FROM facts UNION SELECT namespace FROM documents "
-                    "UNION SELECT namespace FROM task_items)"
-                ).fetchone()[0],
-            }
-        queries = {
-            "facts": "SELECT namespace, count(*) FROM facts WHERE superseded_at IS NULL GROUP BY namespace",
-            "documents": "SELECT namespace, count(*) FROM documents WHERE state = 'ready' GROUP BY namespace",
-            "chunks": "SELECT namespace, count(*) FROM chunks GROUP BY namespace",
-            "task_items": "SELECT namespace, count(*) FROM task_items GROUP BY namespace",
-        }
-        counts: dict[str, int] = {}
-        seen: set[str] = set()
-        for name, sql in queries.items():
-            rows = [(ns, n) for ns, n in db.execute(sql).fetchall() if within(ns)]
-            counts[name] = sum(n for _, n in rows)
-            seen.update(ns for ns, _ in rows)
-        counts["namespaces"] = len(seen)
-        return counts
-
-    def namespace_counts(self, within: Callable[[str], bool] | None = None) -> dict[str, dict[str, int]]:
-        """Per namespace (of those `within` accepts): facts in force and how many are pinned, documents,
-        conversation turns and chunks. A namespace without any is absent; the task tier counts its own (expiry)."""
-        found: dict[str, dict[str, int]] = {}
-        for sql, names in _NAMESPACE_COUNTS:
-            for namespace, *values in self.db.execute(sql).fetchall():
-                if within is None or within(namespace):
-                    counted = found.setdefault(namespace, dict.fromkeys(_COUNTED, 0))
-                    counted.update(zip(names, (int(v or 0) for v in values), strict=True))
-        return found
-
     def close(self) -> None:
         """Erase what deletes left (memory.erase; the WAL is truncated), then close every SQLite connection."""
         self.eraser.close()
@@ -327,16 +285,6 @@ class Store:
                     pass
             self._connections.clear()
         self._local = threading.local()
-
-
-_NAMESPACE_COUNTS = (
-    ("SELECT namespace, count(*), sum(pinned) FROM facts WHERE superseded_at IS NULL GROUP BY namespace",
-     ("facts", "pinned")),
-    ("SELECT namespace, sum(kind = 'document'), sum(kind = 'memory') FROM documents WHERE state = 'ready' "
-     "GROUP BY namespace", ("documents", "memories")),
-    ("SELECT namespace, chunks FROM namespace_chunks WHERE chunks > 0", ("chunks",)),  # kept by triggers (schema v2)
-)
-_COUNTED = ("facts", "pinned", "documents", "memories", "chunks")
 
 
 class _Transaction:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -354,6 +354,11 @@ class ExperienceMemory:
     def count_documents(self, namespace: str) -> dict[str, int]:
         """How many documents ("document") and conversation turns ("memory") the namespace holds."""
         return catalog.count_documents(self._store.db, namespace)
+
+    def counts(self, within: Callable[[str], bool] | None = None) -> dict[str, tuple[int, int, int]]:
+        """(documents, conversation turns, chunks) per namespace that holds one, of those `within` accepts."""
+        found = catalog.namespace_counts(self._store.db)
+        return {ns: n for ns, n in found.items() if within is None or within(ns)}
 
     def get_document(self, namespace: str, doc_id: str) -> DocumentInfo:
         """One document; NotFoundError when the namespace has no such id."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from memory.caches import Caches
 from memory.clock import Clock, to_iso
@@ -179,6 +179,11 @@ class FactMemory:
             removed = self._rows.delete_lineage(db, namespace, found.scope, found.key)
         self._caches.forget(namespace)  # sentences of it kept above this tier
         return removed
+
+    def counts(self, within: Callable[[str], bool] | None = None) -> dict[str, tuple[int, int]]:
+        """(facts in force, pinned among them) per namespace that has one, of those `within` accepts."""
+        found = self._rows.counts(self._store.db)
+        return {ns: n for ns, n in found.items() if within is None or within(ns)}
 
     def delete_namespace(self, namespace: str) -> int:
         """Hard-delete every fact of a namespace, with its tombstones and which messages were read; facts removed."""

@@ -141,6 +141,12 @@ class FactRecords:
         return db.execute("DELETE FROM facts WHERE namespace = ? AND scope = ? AND key = ?",
                           [namespace, scope, key]).rowcount
 
+    def counts(self, db: sqlite_utils.Database) -> dict[str, tuple[int, int]]:
+        """(facts in force, pinned among them) per namespace that has one."""
+        rows = db.execute("SELECT namespace, count(*), sum(pinned) FROM facts WHERE superseded_at IS NULL "
+                          "GROUP BY namespace").fetchall()
+        return {namespace: (int(n), int(pinned or 0)) for namespace, n, pinned in rows}
+
     def delete_namespace(self, db: sqlite_utils.Database, namespace: str) -> int:
         """Hard-delete every fact of a namespace."""
         return db.execute("DELETE FROM facts WHERE namespace = ?", [namespace]).rowcount

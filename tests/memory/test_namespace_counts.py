@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from memory import MemoryTurn, NamespaceCounts
+from memory.config import Config
+from memory.embedding import Embedder
 from memory.service import Memory
+from tests.conftest import ManualClock
 
 
 def test_counts_per_tier_for_each_namespace(memory: Memory) -> None:
@@ -30,3 +33,22 @@ def test_only_the_namespaces_accepted_are_counted(memory: Memory) -> None:
 
 def test_an_empty_store_has_no_namespaces(memory: Memory) -> None:
     assert memory.namespaces() == []
+
+
+def test_health_adds_up_what_the_namespaces_view_counts_expired_items_left_out(config: Config,
+                                                                               embedder: Embedder) -> None:
+    clock = ManualClock()
+    with Memory(config, embedder=embedder, clock=clock) as memory:
+        memory.facts.observe("u1", "以后不要用Python 2的语法。")
+        memory.facts.observe("u2", "Never use tabs.")
+        memory.add_document("u1", "The loader streams rows in batches.", doc_id="d1")
+        memory.tasks.add("u1", "t-1", "note", "keep going")
+        memory.tasks.add("u2", "t-2", "note", "gone in a minute", ttl_s=60)
+        clock.advance(120)  # u2's item expires; nothing has purged it yet
+        views = memory.namespaces()
+        counts = memory.health().counts
+        assert counts == {"facts": sum(n.facts for n in views), "documents": sum(n.documents for n in views),
+                          "chunks": sum(n.chunks for n in views), "task_items": sum(n.task_items for n in views),
+                          "namespaces": len(views)}
+        assert counts["task_items"] == 1 and counts["namespaces"] == 2
+        assert memory.store.db.execute("SELECT count(*) FROM task_items").fetchone()[0] == 2  # still stored
