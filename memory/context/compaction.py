@@ -1,7 +1,7 @@
 """Compaction's pure parts: when to compact, where the compacted span ends, what the user said as a rule in
 passing, the span's full text in parts for its references, and the digest that ties a stored summary to its messages.
 
-The trigger (seed 001 §5.1, seed 003 §3.3): the history (the summary in force plus the verbatim messages) passes
+The trigger (docs/how-it-works.md): the history (the summary in force plus the verbatim messages) passes
 its room under the watermark (memory.context.plan). A compaction summarises the oldest units, only as many as it
 takes to leave the verbatim part within `compact_target` less `summary_share` of that room (the most recent
 `keep_turns` user turns stay while they fit the room), so the history must grow by a good part of its room again

@@ -3,7 +3,7 @@
 File paths, URLs, e-mail addresses, ids (hex digests, UUIDs, keys like `t-42/r3`, issue and ticket numbers, codes of
 capitals and digits such as booking references),
 versions, numbers with their unit or currency, dates and times, and quoted or back-ticked names, in English and
-Chinese. Deterministic and model-free: compaction's *Key data* section (issue 19) is built from it, and its
+Chinese. Deterministic and model-free: compaction's *Key data* section (memory.context.summary) is built from it, and its
 benchmark checks that every identifier of a compacted span survives in the summary or behind a reference.
 
 Bounded time on any input. A few patterns (an e-mail's local part, a path, a number waiting for its unit, a dashed

@@ -1,6 +1,6 @@
 """An extractive summary of a span of history: a brief the next turn can work from, never a paraphrase.
 
-Fixed sections (seed 003 §3.3), in this order: *User constraints* (given by the caller: the facts in force the
+Fixed sections (docs/how-it-works.md), in this order: *User constraints* (given by the caller: the facts in force the
 constraints block does not already state, never rewritten or cut, and what the user said as a rule in passing),
 *Open* (pending steps, errors), *Decisions*, *Done* (steps and their results), *Tool calls* (one line per call: the
 tool, its arguments and what it found, memory.context.tool_calls), *Key data* (identifiers verbatim,
@@ -9,7 +9,7 @@ wrote or the conversation uses later, those tools printed, the times and amounts
 span: a short overview of what an earlier version of the summary held) and *References* (the task items holding the
 whole text). Sentences are picked by cue words in English and Chinese (memory.context.cues); no model is called.
 
-Forget first (seed 001 §3.6): a tool call that failed and was tried again later, an error or pending step a later
+Forget first (docs/how-it-works.md): a tool call that failed and was tried again later, an error or pending step a later
 sentence reports fixed or done, and an option the conversation rejected are left out, each listed in `dropped` with
 its reason. Then items are kept in priority order while they fit `budget` (memory.context.brief), within a step the
 most salient first (sharing the most terms and values with what comes after the span: the later turns, their calls

@@ -164,7 +164,7 @@ def search(
 # term's postings (fts5vocab 'instance') costs in proportion to its rows in the whole index, so it pays when the
 # namespace holds much of the index; reading the rows the namespace's own MATCH finds costs in proportion to
 # them, but several times more per row (the terms are counted in Python), so it pays for a namespace that holds
-# little of a big index. POSTINGS_SHARE is where the two cost the same (measured for issue 17, bench/RESULTS.md).
+# little of a big index. POSTINGS_SHARE is where the two cost the same (bench/RESULTS.md, docs/experiments.md).
 # Either way no other namespace's row is scored, and which plan runs changes no answer.
 POSTINGS_SHARE = 0.03
 _QUANTUM = 2.0 ** 40
