@@ -3,7 +3,8 @@
 The block holds the pinned facts in force and the facts the rules found in this conversation's user messages.
 It is written in a fixed order (pinned first, then by key), with no times or ids, so it is byte-stable while the
 constraints do not change: it belongs to the prompt's cacheable prefix. The restatement is one short line of the
-pinned ones, placed where a long history would otherwise bury them (rules, not the model, keep them: docs/how-it-works.md).
+pinned ones, placed where a long history would otherwise bury them (rules, not the model, keep them:
+docs/how-it-works.md).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 File paths, URLs, e-mail addresses, ids (hex digests, UUIDs, keys like `t-42/r3`, issue and ticket numbers, codes of
 capitals and digits such as booking references),
 versions, numbers with their unit or currency, dates and times, and quoted or back-ticked names, in English and
-Chinese. Deterministic and model-free: compaction's *Key data* section (memory.context.summary) is built from it, and its
-benchmark checks that every identifier of a compacted span survives in the summary or behind a reference.
+Chinese. Deterministic and model-free: compaction's *Key data* section (memory.context.summary) is built from it,
+and its benchmark checks that every identifier of a compacted span survives in the summary or behind a reference.
 
 Bounded time on any input. A few patterns (an e-mail's local part, a path, a number waiting for its unit, a dashed
 id) read from each place they may start to the end of a run of identifier characters before failing, so a long run

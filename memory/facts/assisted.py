@@ -1,7 +1,7 @@
 """The model-assisted reading: clauses the rules found nothing in, read again by the clause detector.
 
-Rules stay the primary, explainable path (docs/how-it-works.md); a clause they read, or rejected for a reason (a question,
-reported speech, advice to someone), is never read again. The others go to the detector in one batch; what it
+Rules stay the primary, explainable path (docs/how-it-works.md); a clause they read, or rejected for a reason (a
+question, reported speech, advice to someone), is never read again. The others go to the detector in one batch; what it
 finds becomes a fact whose value is the clause itself, with the detector's probability as its confidence and
 rule "detector". Such a fact is recalled when relevant but never pinned unasked (memory.facts.memory).
 """
