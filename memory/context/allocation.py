@@ -7,8 +7,8 @@ retrieval, history and tool_results, and what one of them does not need flows to
 (memory.share.allocate).
 
 The shares are caps that bind only under pressure (memory.context.plan): a turn under the watermark goes as given.
-The `agent` preset started from a first table of shares (tools 10 %, retrieval 30 %, history 35 %, tool results 15
-%; docs/how-it-works.md); the tools' weight is 20 here, because the tool block is part of the cached prefix and a
+The `agent` preset started from a first table of shares (tools 10 %, retrieval 30 %, history 35 %, tool results
+15 %; docs/how-it-works.md); the tools' weight is 20 here, because the tool block is part of the cached prefix and a
 tool left out is one the agent cannot call: measured on real agent conversations (bench/context_real.py, the dev
 split; docs/experiments.md) it left the called tool out and changed the prefix less often, with the history's values
 kept as well.
