@@ -28,7 +28,7 @@ from memory.embedding import EmbedderIdentity, Progress
 from memory.erase import Eraser, checkpoint, flush, orphan_folders, vacuum
 from memory.experience import ChunkInput, ExperienceMemory
 from memory.experience.dense import VectorIndex
-from memory.experience.store import DocumentWriter
+from memory.experience.writer import DocumentWriter
 from memory.store import Store, collection_name, open_store
 from memory.tokens import get_counter
 

@@ -28,7 +28,7 @@ from memory.embedding import load_embedder
 from memory.experience.dense import VectorIndex
 from memory.experience.model import SearchFilters
 from memory.experience.search import Retrieved, Search
-from memory.experience.store import DocumentInput, DocumentWriter
+from memory.experience.writer import DocumentInput, DocumentWriter
 from memory.store import Store, open_store
 from memory.tokens import get_counter
 

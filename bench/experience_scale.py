@@ -21,7 +21,7 @@ from memory.embedding import Progress
 from memory.experience import ChunkInput, ExperienceMemory
 from memory.experience.dense import VectorIndex
 from memory.experience.lexical import search as lexical_search
-from memory.experience.store import DocumentInput, DocumentWriter
+from memory.experience.writer import DocumentInput, DocumentWriter
 from memory.store import open_store
 from memory.text.analyze import query_terms
 from memory.tokens import get_counter

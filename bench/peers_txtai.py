@@ -51,7 +51,7 @@ from memory.clock import utc_now
 from memory.config import load_config
 from memory.embedding import Embedder, load_embedder
 from memory.experience.dense import VectorIndex
-from memory.experience.store import DocumentWriter
+from memory.experience.writer import DocumentWriter
 from memory.service import Memory
 from memory.store import open_store
 from memory.tokens import get_counter

@@ -37,7 +37,7 @@ from memory.clock import utc_now
 from memory.config import Config, load_config
 from memory.embedding import Embedder, EmbedderIdentity, load_embedder, resolved
 from memory.experience.dense import VectorIndex
-from memory.experience.store import DocumentWriter
+from memory.experience.writer import DocumentWriter
 from memory.service import Memory
 from memory.store import StoreIdentity, collection_name, open_store, stored_identity
 from memory.tokens import get_counter

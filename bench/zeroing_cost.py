@@ -1,5 +1,6 @@
 """What zeroing fresh memory costs (memory.erase.zero_fresh_memory: glibc's M_PERTURB, on in `memory` commands with
-embedded Chroma, [chroma] zero_fresh_memory): ingest, recall and delete through the library with it on and off, alternating in one process.
+embedded Chroma, [chroma] zero_fresh_memory): ingest, recall and delete through the library with it on and off,
+alternating in one process.
 
 Real SciFact and CMRC documents and queries, the default encoder, one store. Each round ingests a batch of
 documents, runs the queries and deletes the batch, once with the setting on and once off (which goes first

@@ -226,7 +226,7 @@ def _facts(args: argparse.Namespace) -> int:
         else:
             from api.schemas.facts import FactPublic
 
-            facts = [FactPublic.of(f).model_dump() for f in session.facts.list(args.namespace)]
+            facts = [FactPublic.of(f).model_dump() for f in session.facts.list_facts(args.namespace)]
     if args.json:
         print(json.dumps(facts, ensure_ascii=False, indent=2))
     for fact in [] if args.json else facts:

@@ -19,10 +19,10 @@ import numpy as np
 from memory.config import Config
 from memory.embedding import EmbedderIdentity
 from memory.errors import StoreError
-from memory.experience import context
-from memory.experience.context import TurnContext
+from memory.experience import turn_vectors
 from memory.experience.dense import collection_ids
 from memory.experience.model import indexed_text
+from memory.experience.turn_vectors import TurnContext
 from memory.store import Store, StoreIdentity, collection_name, stored_identity
 
 __all__ = ["ReembedReport", "chunk_count", "reembed"]
@@ -100,9 +100,9 @@ def _run(store: Store, embedder: DocumentEncoder, progress: Progress, batch: int
             encoded += _encode_into(store, collection, embedder, ids[start:start + batch], target)
             progress(min(batch, len(ids) - start), total)
         encoded += _reconcile(store, collection, embedder, namespace, target)
-        # Conversation turns are searched by vectors mixed with their neighbours' (memory.experience.context).
+        # Conversation turns are searched by vectors mixed with their neighbours' (memory.experience.turn_vectors).
         with store.write_lock:
-            context.sync(store, namespace, target, turn_context,
+            turn_vectors.sync(store, namespace, target, turn_context,
                          partial(_replace, collection))
     current = StoreIdentity(embedder.identity.backend, embedder.identity.model, embedder.identity.dimension,
                             previous.tokenizer)
@@ -131,7 +131,7 @@ def _encode_into(store: Store, collection: Any, embedder: DocumentEncoder, ids: 
         # The turns' own embeddings of the new generation, for chunks still there (a row written after its chunk
         # was deleted would never go: the trigger that removes them fires on the chunk's delete).
         still = {r[0] for r in tx.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", list(ids)).fetchall()}
-        context.store_own(tx, generation, [(r[0], v) for r, v in zip(rows, vectors, strict=True)
+        turn_vectors.store_own(tx, generation, [(r[0], v) for r, v in zip(rows, vectors, strict=True)
                                            if r[4] == "memory" and r[0] in still])
     return len(rows)
 

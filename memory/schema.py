@@ -230,7 +230,7 @@ def _v3(db: sqlite_utils.Database) -> None:
 
 def _v4(db: sqlite_utils.Database) -> None:
     """Each conversation turn's own embedding per vector generation (`turn_vectors`), so that its searched vector
-    can be re-mixed with its neighbours' without encoding anything again (memory.experience.context).
+    can be re-mixed with its neighbours' without encoding anything again (memory.experience.turn_vectors).
 
     `mix` records what the turn's Chroma vector was made of (NULL: its own embedding alone). The rows are filled
     by the writes that follow and, for turns stored before this version, by the repair when the store opens
@@ -369,7 +369,7 @@ def _fact_confidence(db: sqlite_utils.Database) -> None:
 
 
 def _chunk_text_index(db: sqlite_utils.Database) -> None:
-    """A new chunk reuses the vector of any chunk of its namespace with the same text (memory.experience.store):
+    """A new chunk reuses the vector of any chunk of its namespace with the same text (memory.experience.writer):
     found by this index rather than a scan of the namespace on every write."""
     db.execute("CREATE INDEX IF NOT EXISTS chunks_text ON chunks (namespace, text_hash)")
 

@@ -17,7 +17,7 @@ from memory.embedding import Embedder, load_embedder, resolved
 from memory.embedding.queries import QueryVectors
 from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
-from memory.experience.store import IngestProgress
+from memory.experience.writer import IngestProgress
 from memory.facts.assisted import fitting_detector
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules, rules_on_first_use

@@ -142,7 +142,7 @@ def _pin(call: Call) -> Answer:
 
 
 def _facts(call: Call) -> Answer:
-    records = call.memory.facts.list(call.namespace, pinned=call.args.pinned)
+    records = call.memory.facts.list_facts(call.namespace, pinned=call.args.pinned)
     return Answer.of(FactListPublic(facts=[FactPublic.of(r) for r in records]))
 
 

@@ -38,7 +38,7 @@ def pin(body: FactPin, memory: MemoryDep, access: AccessDep) -> FactChangePublic
 def list_facts(memory: MemoryDep, access: AccessDep, namespace: NamespaceQuery,
                pinned: bool | None = Query(default=None)) -> FactListPublic:
     """Current facts of a namespace, pinned first."""
-    records = memory.facts.list(access.namespace(namespace), pinned=pinned)
+    records = memory.facts.list_facts(access.namespace(namespace), pinned=pinned)
     return FactListPublic(facts=[FactPublic.of(r) for r in records])
 
 

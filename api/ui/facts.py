@@ -18,7 +18,7 @@ _SOURCE = "web inspector"  # what a fact saved here names as its source
 
 def _facts(request: Request, memory: Memory, namespace: str, *, notice: str = "",
            change: FactChange | None = None, saved: str = "") -> HTMLResponse:
-    return render(request, "facts.html", namespace=namespace, facts=memory.facts.list(namespace), notice=notice,
+    return render(request, "facts.html", namespace=namespace, facts=memory.facts.list_facts(namespace), notice=notice,
                   change=change, saved=saved)
 
 

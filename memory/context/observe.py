@@ -62,7 +62,7 @@ def stated(facts: FactMemory, counter: TokenCounter, namespace: str, task_id: st
         users = [(m.index, m.content) for m in readable
                  if m.role == "user" and not m.ephemeral and counter.count(m.content) <= longest]
         by_message = facts.observe_conversation(namespace, task_id, users) if users else {}
-    return Stated(_narrowest(facts.list(namespace, scopes=scopes(task_id, filters))), by_message)
+    return Stated(_narrowest(facts.list_facts(namespace, scopes=scopes(task_id, filters))), by_message)
 
 
 def _narrowest(facts: Sequence[FactRecord]) -> tuple[FactRecord, ...]:

@@ -3,7 +3,7 @@
 Every turn without a time of its own is stamped with the moment it was stored, so by time alone the turns of
 unrelated requests stored in the same minute would be each other's neighbours. Such a turn is recorded here with
 its conversation instead: the one its turn names, else one per add_memories call. Its neighbours (in its mixed
-vector, memory.experience.context, and in recall, catalog.neighbour_turns) are then the turns before and after it
+vector, memory.experience.turn_vectors, and in recall, catalog.neighbour_turns) are then the turns before and after it
 in that conversation, in the order stored, however far apart in time. A turn with its own timestamp has no row:
 it lives on the namespace's timeline, its neighbours the closest turns in time that have theirs.
 

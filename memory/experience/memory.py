@@ -16,8 +16,7 @@ from memory.clock import Clock, parse_iso, to_iso, utc_now
 from memory.config import Config
 from memory.embedding.queries import QueryVectors
 from memory.errors import ConflictError, MemoryError_, NotFoundError, StoreError, ValidationError
-from memory.experience import catalog, checks, context, conversations, identity
-from memory.experience.context import TurnContext
+from memory.experience import catalog, checks, conversations, identity, turn_vectors
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
     ChunkInfo,
@@ -34,7 +33,8 @@ from memory.experience.model import (
 )
 from memory.experience.repair import RepairReport, repair
 from memory.experience.search import Search
-from memory.experience.store import DocumentInput, DocumentWriter, Encoder, IngestProgress, SentenceEncoder
+from memory.experience.turn_vectors import TurnContext
+from memory.experience.writer import DocumentInput, DocumentWriter, Encoder, IngestProgress, SentenceEncoder
 from memory.limits import check_count, check_length
 from memory.namespaces import check_namespace
 from memory.snippet import Snippet
@@ -421,7 +421,7 @@ class ExperienceMemory:
                 if self._stop_remix.is_set():
                     return
                 try:
-                    context.sync_all(self._store, namespace, self._store.generation, self._context,
+                    turn_vectors.sync_all(self._store, namespace, self._store.generation, self._context,
                                      partial(self._vectors.replace, namespace),
                                      self._stop_remix)
                 except StoreError as exc:  # Chroma refused a write: the turns stay stale for the next open

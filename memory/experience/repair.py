@@ -10,11 +10,11 @@ from functools import partial
 import numpy as np
 
 from memory.bullet import body_cost
-from memory.experience import catalog, context
-from memory.experience.context import TurnContext
+from memory.experience import catalog, turn_vectors
 from memory.experience.dense import VectorIndex
 from memory.experience.model import indexed_text
-from memory.experience.store import Encoder
+from memory.experience.turn_vectors import TurnContext
+from memory.experience.writer import Encoder
 from memory.store import Store, collection_name
 from memory.tokens import TokenCounter
 
@@ -65,7 +65,7 @@ def repair(
         embedded += _reembed(store, vectors, embedder, name, sorted(known - present))
         if turn_context is not None:
             kept += _keep_own(store, vectors, name)
-            mixed += context.sync_all(store, name, store.generation, turn_context,
+            mixed += turn_vectors.sync_all(store, name, store.generation, turn_context,
                                       partial(vectors.replace, name))
     return RepairReport(len(names), removed, embedded, _count_lines(store, counter, namespace), kept, mixed)
 
@@ -88,7 +88,7 @@ def _keep_own(store: Store, vectors: VectorIndex, namespace: str) -> int:
             # Only chunks that are still there: a row of a chunk deleted meanwhile would never be removed.
             still = {r[0] for r in tx.execute(
                 f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(found))})", list(found)).fetchall()}
-            context.store_own(tx, store.generation, [(i, v) for i, v in found.items() if i in still])
+            turn_vectors.store_own(tx, store.generation, [(i, v) for i, v in found.items() if i in still])
         kept += len(still)
     return kept
 
@@ -132,7 +132,7 @@ def _reembed(store: Store, vectors: VectorIndex, embedder: Encoder, namespace: s
         if not rows:
             continue
         # A turn whose own embedding is kept needs no encoding (sync mixes it with its neighbours afterwards).
-        own = context.own_vectors(db, store.generation, [r[0] for r in rows])
+        own = turn_vectors.own_vectors(db, store.generation, [r[0] for r in rows])
         fresh = [r for r in rows if r[0] not in own]
         texts = [indexed_text(t, h, s) for _, t, h, s, _ in fresh]
         encoded: np.ndarray | list[np.ndarray] = embedder.encode_documents(texts) if texts else []
@@ -146,7 +146,7 @@ def _reembed(store: Store, vectors: VectorIndex, embedder: Encoder, namespace: s
             vectors.add(namespace, keep, np.stack([own[i] for i in keep]))
             with store.transaction() as tx:
                 # Written as own embeddings (mix NULL): the vectors just added are unmixed.
-                context.store_own(tx, store.generation, [(r[0], own[r[0]]) for r in rows
+                turn_vectors.store_own(tx, store.generation, [(r[0], own[r[0]]) for r in rows
                                                          if r[4] == "memory" and r[0] in still])
         added += len(keep)
     return added

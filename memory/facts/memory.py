@@ -3,7 +3,6 @@ task's conversation once per message (memory.facts.conversation)."""
 
 from __future__ import annotations
 
-import builtins
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -150,12 +149,12 @@ class FactMemory:
             self._rows.supersede(db, current, record.id, now)
             return record
 
-    def list(self, namespace: str, *, scopes: tuple[str, ...] | None = None,
+    def list_facts(self, namespace: str, *, scopes: tuple[str, ...] | None = None,
              pinned: bool | None = None) -> list[FactRecord]:
         """Facts in force."""
         return self._rows.list_current(self._store.db, namespace, scopes, pinned)
 
-    def history(self, namespace: str, fact_id: str) -> builtins.list[FactRecord]:
+    def history(self, namespace: str, fact_id: str) -> list[FactRecord]:
         """Every version of the fact's key, oldest first."""
         db = self._store.db
         found = self._rows.get(db, namespace, fact_id)
@@ -196,11 +195,11 @@ class FactMemory:
             self._caches.forget(namespace)
         return removed
 
-    def snippets(self, namespace: str, query: str, scopes: tuple[str, ...]) -> builtins.list[Snippet]:
+    def snippets(self, namespace: str, query: str, scopes: tuple[str, ...]) -> list[Snippet]:
         """Recall candidates: pinned facts score 1.0; others by how much of them the query mentions."""
         wanted = set(terms(query))
         found = []
-        for fact in self.list(namespace, scopes=scopes):
+        for fact in self.list_facts(namespace, scopes=scopes):
             if fact.pinned:
                 score, coverage = 1.0, None
             else:

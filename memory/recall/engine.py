@@ -123,7 +123,7 @@ _EMPTY = ("namespace {namespace!r} holds no facts, tasks or documents; check the
 
 
 def _holds(namespace: str, experience: ExperienceMemory, facts: FactMemory, tasks: TaskMemory) -> bool:
-    return bool(experience.list_documents(namespace, limit=1) or facts.list(namespace)
+    return bool(experience.list_documents(namespace, limit=1) or facts.list_facts(namespace)
                 or tasks.counts(lambda name: name == namespace))
 
 

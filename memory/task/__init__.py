@@ -1,7 +1,7 @@
 """The task tier: scratch items of one task (and its sub-tasks) that expire, offload and end with it, and the
 task's versioned compaction summaries."""
 
+from memory.task.memory import TaskMemory
 from memory.task.model import KINDS, AddedItem, Page, SummaryVersion, TaskItem
-from memory.task.store import TaskMemory
 
 __all__ = ["KINDS", "AddedItem", "Page", "SummaryVersion", "TaskItem", "TaskMemory"]

@@ -11,7 +11,7 @@ from memory.task.model import TaskInfo
 
 __all__ = ["counts", "live_tasks"]
 
-# The items of a task that are still alive at :now (the same rule as every read in memory.task.store).
+# The items of a task that are still alive at :now (the same rule as every read in memory.task.memory).
 _LIVE_ITEMS = ("LEFT JOIN task_items i ON i.namespace = t.namespace AND i.task_id = t.task_id "
                "AND (i.expires_at IS NULL OR i.expires_at > :now) ")
 

@@ -192,7 +192,7 @@ def test_a_key_cannot_fit_a_turn_in_another_namespace(config: Config, memory: Me
     assert refused.status_code == 404 and refused.json()["error"] == "NotFound"
     assert keyed.post("/v1/context", json=_body(TURNS["en"], namespace="alice")).status_code == 401
     assert keyed.post("/v1/context", headers=alice, json=_body(TURNS["en"], namespace="alice")).status_code == 200
-    assert memory.facts.list("bob") == []  # nothing of the refused turn was observed or offloaded
+    assert memory.facts.list_facts("bob") == []  # nothing of the refused turn was observed or offloaded
     with pytest.raises(NotFoundError):
         memory.tasks.list_items("bob", "t-en")
 

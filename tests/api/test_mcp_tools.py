@@ -244,8 +244,8 @@ async def test_a_key_limited_to_some_namespaces_is_held_to_them(memory: Memory) 
         refused = await client.call_tool("facts", {"namespace": "bob"})
         assert refused.is_error and refused.structured_content == {
             "error": "NotFound", "detail": "namespace 'bob' does not exist"}
-    assert [f.text for f in memory.facts.list("alice")] == ["Never use tabs."]
-    assert memory.facts.list("bob") == []
+    assert [f.text for f in memory.facts.list_facts("alice")] == ["Never use tabs."]
+    assert memory.facts.list_facts("bob") == []
 
 
 def test_the_tool_listing_costs_what_the_bench_reports(counter: TokenCounter) -> None:

@@ -36,7 +36,7 @@ def test_a_one_shot_command_compiles_the_rules_only_when_it_reads_a_message(conf
     with pytest.raises(ConfigError, match=r"mine\.toml"):  # a service stops at start-up on a bad rule file
         Memory(with_broken, embedder=embedder)
     with Memory(with_broken, embedder=embedder, command="stats") as listing:  # `memory stats` reads none
-        assert listing.facts.list("u1") == []
+        assert listing.facts.list_facts("u1") == []
         with pytest.raises(ConfigError, match=r"mine\.toml"):  # `memory pin` does, and is told
             listing.facts.observe("u1", "以后不要用表格。")
     with Memory(config, embedder=embedder, command="pin") as pinning:
@@ -56,7 +56,7 @@ def test_a_one_shot_command_compiles_the_rules_of_the_languages_it_reads(config:
         assert [f.kind for f in pinning.facts.pin("u1", text="Never use tabs.").stored] == ["prohibition"]
         with pytest.raises(ConfigError, match=r"zh-broken.*bad regular expression"):
             pinning.facts.pin("u1", text="以后不要用表格。")
-        assert [f.value for f in pinning.facts.list("u1")] == ["tabs"]  # the refused pin stored nothing
+        assert [f.value for f in pinning.facts.list_facts("u1")] == ["tabs"]  # the refused pin stored nothing
 
 
 @pytest.mark.parametrize("text", ["Never use tabs.", "以后不要用表格。"], ids=["en", "zh"])
@@ -82,7 +82,7 @@ def test_commands_that_read_records_only_never_open_chroma_or_context_assembly(c
         with Memory(config, embedder=embedder, command=command) as one_shot:
             one_shot.health()
             one_shot.facts.pin("u1", text="Never use tabs.")
-            assert [f.value for f in one_shot.facts.list("u1")] == ["tabs"]
+            assert [f.value for f in one_shot.facts.list_facts("u1")] == ["tabs"]
             assert one_shot.store._chroma is None and one_shot._assembler is None
     with Memory(config, embedder=embedder, command="recall") as recalling:  # one that searches opens both
         assert "retries" in recalling.recall("u1", "how often does the loader retry?", 300).rendered

@@ -60,7 +60,7 @@ def test_an_outer_transaction_that_raises_leaves_neither_tier_written(store: Sto
         tasks.add("u1", "t1", "plan", rule)
         facts.observe_conversation("u1", "t1", [(0, rule)])
         raise _Refused
-    assert facts.list("u1") == [] and tasks.list_tasks("u1") == []
+    assert facts.list_facts("u1") == [] and tasks.list_tasks("u1") == []
     assert (_rows(store, "facts"), _rows(store, "task_items"), _rows(store, "facts_observed")) == (0, 0, 0)
 
 
@@ -73,9 +73,9 @@ def test_an_inner_dry_run_rolls_back_only_itself_and_the_outer_commit_keeps_the_
         with store.transaction(commit=False):
             facts.observe("u1", second)
             tasks.add("u1", "t1", "plan", second)
-            assert len(facts.list("u1")) == 2  # the inner block sees its own writes
+            assert len(facts.list_facts("u1")) == 2  # the inner block sees its own writes
         tasks.add("u1", "t2", "plan", first)
-    (kept,) = facts.list("u1")
+    (kept,) = facts.list_facts("u1")
     assert kept.text in first
     assert [t.task_id for t in tasks.list_tasks("u1")] == ["t2"]
 
@@ -91,7 +91,7 @@ def test_an_inner_transaction_that_raises_is_undone_and_the_outer_goes_on(store:
             raise _Refused
         with store.transaction():  # the savepoint name is free again
             facts.observe("u2", second)
-    assert len(facts.list("u1")) == 1 and len(facts.list("u2")) == 1
+    assert len(facts.list_facts("u1")) == 1 and len(facts.list_facts("u2")) == 1
 
 
 @pytest.mark.parametrize("lang", sorted(TEXTS))
@@ -104,7 +104,7 @@ def test_a_preview_inside_an_outer_transaction_answers_and_stores_nothing(store:
         assert [o.outcome for o in preview.outcomes] == ["stored"]
         again = facts.preview("u1", first)
         assert [o.outcome for o in again.outcomes] == ["ignored"]  # the outer block's write is seen
-    assert len(facts.list("u1")) == 1
+    assert len(facts.list_facts("u1")) == 1
 
 
 def test_another_threads_transaction_waits_and_does_not_nest(store: Store, facts: FactMemory) -> None:
@@ -127,5 +127,5 @@ def test_another_threads_transaction_waits_and_does_not_nest(store: Store, facts
         raise _Refused
     worker.join(10)
     assert results == [1]
-    assert facts.list("u1") == []
+    assert facts.list_facts("u1") == []
     assert store.db.execute("SELECT value FROM meta WHERE key = 'zq-other'").fetchone() == ("1",)

@@ -225,7 +225,7 @@ CACHES = {
     "context/assemble.py": "counts and readings of a turn's messages, in the Memory's caches (caches.py)",
     "context/tool_vectors.py": "tool-description vectors by digest, in the Memory's caches (caches.py)",
     "embedding/queries.py": "recent query vectors, in the Memory's caches (caches.py)",
-    "task/store.py": "page cuts of item texts, in the Memory's caches (caches.py)",
+    "task/memory.py": "page cuts of item texts, in the Memory's caches (caches.py)",
     "experience/dense.py": "_handles: Chroma handles by namespace; dropped with the namespace (checked above)",
     "schema.py": "_fold: single words to the index's tokens, as _stem; _tokenizer: a connection, no data",
 }

@@ -68,7 +68,7 @@ def test_without_keys_a_write_from_another_site_is_refused_and_stores_nothing(
     for answer in (upload, observed):
         assert answer.status_code == 403 and answer.json()["error"] == "Forbidden"
         assert "came from a page at" in answer.json()["detail"] and "[auth.keys]" in answer.json()["detail"]
-    assert not memory.experience.list_documents("default") and not memory.facts.list("default")
+    assert not memory.experience.list_documents("default") and not memory.facts.list_facts("default")
     # Reading is not refused (a page cannot read the answer), and no Origin at all is a program, not a page.
     assert client.get("/v1/facts", params={"namespace": "default"}, headers={"Origin": origin}).status_code == 200
     assert client.post("/v1/facts", json={"namespace": "default", "text": "Never use tabs."}).status_code == 200

@@ -151,13 +151,13 @@ def test_constraints_in_user_messages_bind_their_task(memory: Memory, text: str)
     history = [{"role": "user", "content": text}, {"role": "assistant", "content": "OK."},
                {"role": "user", "content": "Go on."}]
     result = memory.context("ns", history, window=8192, task_id="t9")
-    facts = memory.facts.list("ns")
+    facts = memory.facts.list_facts("ns")
     assert facts and {f.scope for f in facts} == {"session:t9"}, facts
     assert [m["content"] for m in result.messages] == [m["content"] for m in history]  # said once: where it was
     other = memory.context("ns", [{"role": "user", "content": "Go on."}], window=8192, task_id="t10")
     assert all(f.text not in m["content"] for f in facts for m in other.messages)
     memory.tasks.end_task("ns", "t9")
-    assert memory.facts.list("ns") == []
+    assert memory.facts.list_facts("ns") == []
 
 
 def test_retrieval_comes_from_memory_and_facts_stay_in_their_block(memory: Memory) -> None:
@@ -255,7 +255,7 @@ def test_bad_requests_get_one_sentence_and_change_nothing(memory: Memory, change
     messages = request.pop("messages")
     with pytest.raises(ValidationError, match=expected.replace("[", r"\[").replace("]", r"\]")):
         memory.context("ns", messages, **request)
-    assert memory.facts.list("ns") == [] and memory.store.db.execute("SELECT count(*) FROM task_items").fetchone()[0] == 0
+    assert memory.facts.list_facts("ns") == [] and memory.store.db.execute("SELECT count(*) FROM task_items").fetchone()[0] == 0
 
 
 @st.composite

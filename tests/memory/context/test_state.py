@@ -31,7 +31,7 @@ def chat(lang: str, *extra: str) -> list[dict[str, Any]]:
 
 
 def stated(memory: Memory, phrase: str) -> list[Any]:
-    return [f for f in memory.facts.list("ns") if phrase in f.text]
+    return [f for f in memory.facts.list_facts("ns") if phrase in f.text]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -59,14 +59,14 @@ def test_an_older_message_never_rolls_a_fact_back(memory: Memory, lang: str) -> 
             if lang == "en" else ["预算不超过500元。", "算了，改成800元。", "算了，改成1000元。"])
     for text in said:
         memory.facts.observe("ns", text)
-    before = memory.facts.list("ns")
+    before = memory.facts.list_facts("ns")
     assert any("1000" in f.value or "1000" in f.text for f in before)
     history: list[dict[str, Any]] = []
     for text in said:
         history += [{"role": "user", "content": text}, {"role": "assistant", "content": "OK."}]
     history.append({"role": "user", "content": "Plan it." if lang == "en" else "安排吧。"})
     memory.context("ns", history, window=8192, task_id="t1")
-    after = memory.facts.list("ns")
+    after = memory.facts.list_facts("ns")
     assert not [f for f in after if "500" in f.text or "800" in f.text], after
     assert {f.id for f in before} <= {f.id for f in after}
 
@@ -76,10 +76,10 @@ def test_a_tasks_constraints_go_with_it_and_do_not_reach_a_new_conversation(memo
     german = "For this task: answer only in German." if lang == "en" else "这个任务只用德语回答。"
     first = memory.context("ns", [{"role": "user", "content": german}, {"role": "assistant", "content": "Ja."},
                                   {"role": "user", "content": HELLO[lang]}], window=8192, task_id="conv")
-    assert first.report.task_id == "conv" and memory.facts.list("ns")
-    assert {f.scope for f in memory.facts.list("ns")} == {"session:conv"}
+    assert first.report.task_id == "conv" and memory.facts.list_facts("ns")
+    assert {f.scope for f in memory.facts.list_facts("ns")} == {"session:conv"}
     memory.tasks.end_task("ns", "conv")
-    assert memory.facts.list("ns") == []
+    assert memory.facts.list_facts("ns") == []
     again = memory.context("ns", [{"role": "user", "content": HELLO[lang]}], window=8192, task_id="conv")
     assert all("German" not in m["content"] and "德语" not in m["content"] for m in again.messages)
 
@@ -116,7 +116,7 @@ def test_a_refused_turn_stores_nothing(memory: Memory, lang: str) -> None:
               {"role": "assistant", "content": "OK."}, {"role": "user", "content": "Go on."}]
     with pytest.raises(ValidationError, match="pinned"):
         memory.context("ns", pinned, window=4096, task_id="t1")
-    assert memory.facts.list("ns") == [] and memory.store.db.execute("SELECT count(*) FROM task_items").fetchone()[0] == 0
+    assert memory.facts.list_facts("ns") == [] and memory.store.db.execute("SELECT count(*) FROM task_items").fetchone()[0] == 0
     assert memory.tasks.list_tasks("ns") == []
 
 

@@ -42,7 +42,7 @@ def test_budgets_for_different_things_do_not_replace_each_other(facts: FactMemor
     facts.observe("ns", "顺便说一下，预算不超过500元。")
     facts.observe("ns", "My maximum monthly rent budget is $800.")
     facts.observe("ns", "My budget is around $500-$700 for flights and accommodations.")
-    held = {f.key: f.value for f in facts.list("ns")}
+    held = {f.key: f.value for f in facts.list_facts("ns")}
     assert held == {"limit:budget": "500 CNY", "limit:budget for rent": "800 USD",
                     "limit:budget for flight and accommodation": "500-700 USD"}
 
@@ -57,18 +57,18 @@ def test_a_correction_naming_no_thing_supersedes_the_budget_stated_last(
         facts: FactMemory, said: list[str], correction: str, key: str, value: str) -> None:  # noqa: F811
     for text in said:
         facts.observe("ns", text)
-    before = {f.key: f for f in facts.list("ns")}
+    before = {f.key: f for f in facts.list_facts("ns")}
     change = facts.observe("ns", correction)
     assert [(r.key, r.value) for r in change.stored] == [(key, value)]
     assert [r.id for r in change.superseded] == [before[key].id]
     others = {k: f.value for k, f in before.items() if k != key}
-    assert {f.key: f.value for f in facts.list("ns") if f.key != key} == others
+    assert {f.key: f.value for f in facts.list_facts("ns") if f.key != key} == others
 
 
 def test_a_plain_budget_without_a_correction_does_not_take_over_a_named_one(facts: FactMemory) -> None:  # noqa: F811
     facts.observe("ns", "My maximum monthly rent budget is $800.")
     facts.observe("ns", "My budget is under $500.")
-    assert {f.key: f.value for f in facts.list("ns")} == {"limit:budget for rent": "800 USD",
+    assert {f.key: f.value for f in facts.list_facts("ns")} == {"limit:budget for rent": "800 USD",
                                                           "limit:budget": "500 USD"}
 
 
@@ -77,7 +77,7 @@ def test_a_budget_for_one_thing_is_not_a_standing_constraint(facts: FactMemory) 
     put in every context (a long conversation states many)."""
     facts.observe("ns", "My budget is under $500.")
     facts.observe("ns", "My maximum monthly rent budget is $800.")
-    pinned = {f.key: f.pinned for f in facts.list("ns")}
+    pinned = {f.key: f.pinned for f in facts.list_facts("ns")}
     assert pinned == {"limit:budget": True, "limit:budget for rent": False}
 
 

@@ -78,18 +78,18 @@ def test_a_history_of_older_statements_stores_nothing_and_a_new_message_does(wor
     first, second, third, fourth, value = BUDGETS[lang]
     for text in (first, second, third):
         world.facts.observe("u1", text)
-    (budget,) = world.facts.list("u1")
+    (budget,) = world.facts.list_facts("u1")
     assert (budget.key, budget.version, budget.pinned) == ("limit:budget", 3, True)
     history = [(0, first), (2, second), (4, third)]
     stated = world.facts.observe_conversation("u1", "t1", history)
     assert world.versions() == 3  # no v4 = 500, v5 = 800
-    assert _one(world.facts.list("u1")).id == budget.id
+    assert _one(world.facts.list_facts("u1")).id == budget.id
     assert stated == {0: frozenset(), 2: frozenset(), 4: frozenset({("global", "limit:budget")})}
     stated = world.facts.observe_conversation("u1", "t1", [*history, (6, fourth)])
     assert stated[6] == frozenset({("session:t1", "limit:budget")})
-    session = _one(world.facts.list("u1", scopes=("session:t1",)))
+    session = _one(world.facts.list_facts("u1", scopes=("session:t1",)))
     assert (session.value, session.source) == (value, "conversation t1 messages[6]")
-    assert _one(world.facts.list("u1", scopes=("global",))).id == budget.id  # the namespace's stays 1000
+    assert _one(world.facts.list_facts("u1", scopes=("global",))).id == budget.id  # the namespace's stays 1000
 
 
 @pytest.mark.parametrize("lang", sorted(BUDGETS))
@@ -97,7 +97,7 @@ def test_a_new_message_with_an_old_value_in_other_words_is_stored(world: World, 
     first, second, *_ = BUDGETS[lang]
     again = {"en": "Actually, make it 500 dollars again.", "zh": "算了，改成500元"}[lang]
     world.facts.observe_conversation("u1", "t1", [(0, first), (2, second), (4, again)])
-    history = world.facts.history("u1", _one(world.facts.list("u1")).id)
+    history = world.facts.history("u1", _one(world.facts.list_facts("u1")).id)
     assert [(f.version, f.value.split()[0]) for f in history] == [(1, "500"), (2, "800"), (3, "500")]
 
 
@@ -107,7 +107,7 @@ def test_the_namespaces_words_said_over_the_tasks_own_fact_are_written_for_the_t
     world.facts.observe("u1", first)  # the namespace's budget: 500
     stated = world.facts.observe_conversation("u1", "t1", [(0, second), (2, first)])
     # The task's 800 is what it reads; saying 500 again in the namespace's words is new for the task.
-    session = _one(world.facts.list("u1", scopes=("session:t1",)))
+    session = _one(world.facts.list_facts("u1", scopes=("session:t1",)))
     assert (session.value.split()[0], session.version) == ("500", 2)
     assert stated[2] == frozenset({("session:t1", "limit:budget")})
 
@@ -120,7 +120,7 @@ def test_a_deleted_fact_does_not_come_back_until_a_new_message_says_it(config: C
     with Memory(config, embedder=embedder) as memory:
         stated = memory.facts.observe_conversation("u1", "t1", history)
         ((scope, key),) = stated[0]
-        fact = _one(memory.facts.list("u1"))
+        fact = _one(memory.facts.list_facts("u1"))
         assert (fact.scope, fact.key) == (scope, key) == ("session:t1", fact.key)
         memory.facts.delete("u1", fact.id)
         assert memory.facts.observe_conversation("u1", "t1", history) == {0: frozenset()}
@@ -129,21 +129,21 @@ def test_a_deleted_fact_does_not_come_back_until_a_new_message_says_it(config: C
     with Memory(config, embedder=embedder) as memory:  # a restart
         assert memory.facts.observe_conversation("u1", "t1", history) == {0: frozenset()}
         assert memory.facts.observe_conversation("u1", "t3", [(5, rule)]) == {5: frozenset()}
-        assert memory.facts.list("u1") == []
+        assert memory.facts.list_facts("u1") == []
         stated = memory.facts.observe_conversation("u1", "t1", [*history, (2, reworded)])
         assert stated[2] == frozenset({("session:t1", key)})
-        assert _one(memory.facts.list("u1")).version == 1
+        assert _one(memory.facts.list_facts("u1")).version == 1
 
 
 @pytest.mark.parametrize("lang", sorted(RULES))
 def test_an_explicit_observe_is_obeyed_after_a_delete(world: World, lang: str) -> None:
     rule, *_ = RULES[lang]
     world.facts.observe_conversation("u1", "t1", [(0, rule)])
-    world.facts.delete("u1", _one(world.facts.list("u1")).id)
+    world.facts.delete("u1", _one(world.facts.list_facts("u1")).id)
     assert len(world.facts.observe("u1", rule).stored) == 1
-    assert _one(world.facts.list("u1")).scope == "global"
+    assert _one(world.facts.list_facts("u1")).scope == "global"
     # now in force with those words: the message is known, not refused
-    assert world.facts.observe_conversation("u1", "t2", [(0, rule)])[0] == {("global", _one(world.facts.list(
+    assert world.facts.observe_conversation("u1", "t2", [(0, rule)])[0] == {("global", _one(world.facts.list_facts(
         "u1")).key)}
 
 
@@ -153,14 +153,14 @@ def test_facts_said_in_a_task_bind_that_task_only(world: World, lang: str) -> No
     request_only = {"en": "For this request only, answer in under 100 words.", "zh": "这次回答不超过100字。"}[lang]
     stated = world.facts.observe_conversation("u1", "t1", [(1, rule), (3, request_only)],
                                               source_prefix="playground t1")
-    assert world.facts.list("u1", scopes=("global",)) == []
-    kept = world.facts.list("u1", scopes=("session:t1",))
+    assert world.facts.list_facts("u1", scopes=("global",)) == []
+    kept = world.facts.list_facts("u1", scopes=("session:t1",))
     assert {f.key for f in kept} >= {"limit:words"} and len(kept) >= 2
     assert {f.source for f in kept} == {"playground t1 messages[1]", "playground t1 messages[3]"}
     assert ("session:t1", "limit:words") in stated[3]
     world.facts.observe_conversation("u1", "t2", [(1, other)])
-    assert world.facts.list("u1", scopes=("global", "session:t2"))[0].scope == "session:t2"
-    assert len(world.facts.list("u1", scopes=("global", "session:t2"))) == 1
+    assert world.facts.list_facts("u1", scopes=("global", "session:t2"))[0].scope == "session:t2"
+    assert len(world.facts.list_facts("u1", scopes=("global", "session:t2"))) == 1
 
 
 @pytest.mark.parametrize("lang", sorted(RULES))
@@ -185,7 +185,7 @@ def test_a_message_read_without_the_detector_is_not_read_again_with_it(world: Wo
     assert world.facts.observe_conversation("u1", "t1", [(0, text)]) == {0: frozenset()}
     assert world.versions() == 0  # the message was read once; a restart does not read it again
     stated = world.facts.observe_conversation("u1", "t1", [(0, text), (4, text)])  # said again: a new message
-    (fact,) = world.facts.list("u1")
+    (fact,) = world.facts.list_facts("u1")
     assert stated == {0: frozenset(), 4: frozenset({("session:t1", fact.key)})}
     assert (fact.rule, fact.pinned) == (DETECTOR_RULE, False)
 
@@ -203,7 +203,7 @@ def test_session_facts_go_with_their_task(world: World, ending: str, lang: str) 
         world.tasks.touch("u1", "child", parent_task_id=task)
     world.facts.observe_conversation("u1", doomed, [(0, rule), (1, MARKERS[lang])])
     world.tasks.set_tool_selection("u1", doomed, ["search"])
-    assert len(world.facts.list("u1", scopes=(f"session:{doomed}",))) == 2
+    assert len(world.facts.list_facts("u1", scopes=(f"session:{doomed}",))) == 2
     assert world.store.eraser.wait(30.0)  # the pass a new store owes at open: not the one the ending must owe
     assert _on_disk(world.store, NEEDLES[lang])  # the scan can see it
     if ending in ("end", "sub-task"):
@@ -220,8 +220,8 @@ def test_session_facts_go_with_their_task(world: World, ending: str, lang: str) 
             world.tasks.touch("u1", task)  # the same id starts over, without what the expired task held
     else:
         world.tasks.delete_namespace("u1")
-    assert world.facts.list("u1", scopes=(f"session:{doomed}",)) == []
-    scopes = {f.scope for f in world.facts.list("u1")}
+    assert world.facts.list_facts("u1", scopes=(f"session:{doomed}",)) == []
+    scopes = {f.scope for f in world.facts.list_facts("u1")}
     assert scopes == ({"global"} if ending == "namespace" else {"global", "session:kept"})
     left = {table: world.store.db.execute(f"SELECT DISTINCT task_id FROM {table}").fetchall()
             for table in ("facts_observed", "context_threads", "context_tools")}
@@ -236,7 +236,7 @@ def test_a_tombstone_holds_no_text_of_the_deleted_fact(world: World, lang: str) 
     world.facts.observe_conversation("u1", "t1", [(0, MARKERS[lang])])
     assert world.store.eraser.wait(30.0)  # the pass a new store owes at open: not the one the delete must owe
     assert _on_disk(world.store, NEEDLES[lang])  # the scan can see it
-    world.facts.delete("u1", _one(world.facts.list("u1")).id)
+    world.facts.delete("u1", _one(world.facts.list_facts("u1")).id)
     assert world.rows("fact_tombstones") == 1
     assert world.store.eraser.wait(30.0)
     assert not _on_disk(world.store, NEEDLES[lang])
@@ -248,7 +248,7 @@ def test_a_tombstone_holds_no_text_of_the_deleted_fact(world: World, lang: str) 
 def test_a_namespace_delete_takes_its_tombstones_and_observed_messages(world: World) -> None:
     world.facts.observe_conversation("u1", "t1", [(0, "Never use tables.")])
     world.facts.observe_conversation("u2", "t1", [(0, "Never use tables.")])
-    world.facts.delete("u1", _one(world.facts.list("u1")).id)
+    world.facts.delete("u1", _one(world.facts.list_facts("u1")).id)
     world.facts.delete_namespace("u1")
     assert world.store.db.execute("SELECT DISTINCT namespace FROM facts_observed").fetchall() == [("u2",)]
     assert world.rows("fact_tombstones") == 0

@@ -45,7 +45,7 @@ def test_a_later_statement_supersedes_and_keeps_history(facts: FactMemory, first
     two = facts.observe("u1", second)
     assert len(two.stored) == 1 and len(two.superseded) == 1
     assert two.superseded[0].id == one.stored[0].id
-    current = facts.list("u1")
+    current = facts.list_facts("u1")
     assert len(current) == 1
     assert value_part in current[0].value
     history = facts.history("u1", one.stored[0].id)
@@ -57,20 +57,20 @@ def test_repeating_a_fact_changes_nothing(facts: FactMemory) -> None:
     facts.observe("u1", "Never use Python 2 syntax.")
     again = facts.observe("u1", "Never use Python 2 syntax.")
     assert again.stored == () and "already known" in again.ignored[0][1]
-    assert len(facts.list("u1")) == 1
+    assert len(facts.list_facts("u1")) == 1
 
 
 def test_questions_store_nothing_and_say_why(facts: FactMemory) -> None:
     change = facts.observe("u1", "Should I avoid Python 2?")
     assert change.stored == ()
     assert change.ignored
-    assert facts.list("u1") == []
+    assert facts.list_facts("u1") == []
 
 
 def test_constraints_are_pinned_automatically_preferences_not(facts: FactMemory) -> None:
     facts.observe("u1", "不要用Python 2的语法。")
     facts.observe("u1", "I prefer dark mode.")
-    by_kind = {f.kind: f.pinned for f in facts.list("u1")}
+    by_kind = {f.kind: f.pinned for f in facts.list_facts("u1")}
     assert by_kind.get("prohibition") is True
     assert by_kind.get("preference") is False
 
@@ -109,14 +109,14 @@ def test_namespaces_are_separate(facts: FactMemory) -> None:
     with pytest.raises(NotFoundError):
         facts.delete("bob", one.id)
     assert facts.delete_namespace("alice") == 1
-    assert len(facts.list("bob")) == 1
+    assert len(facts.list_facts("bob")) == 1
 
 
 def test_scopes_keep_their_own_versions(facts: FactMemory) -> None:
     facts.observe("u1", "My budget is under $500.", scope="project:etl")
     facts.observe("u1", "My budget is under $900.")
-    assert len(facts.list("u1")) == 2
-    assert len(facts.list("u1", scopes=("project:etl",))) == 1
+    assert len(facts.list_facts("u1")) == 2
+    assert len(facts.list_facts("u1", scopes=("project:etl",))) == 1
     with pytest.raises(ValidationError):
         facts.observe("u1", "x", scope="team")
 

@@ -46,7 +46,7 @@ def test_who_the_user_is_always_stands(rules: RuleSet, text: str) -> None:
 @pytest.mark.parametrize("text", ["For this task, don't use tables.", "这次不要用表格。"])
 def test_a_request_only_constraint_is_returned_not_stored(facts: FactMemory, text: str) -> None:
     change = facts.observe("u1", text)
-    assert not change.stored and not facts.list("u1")
+    assert not change.stored and not facts.list_facts("u1")
     assert [f.kind for f in change.this_turn] == ["prohibition"]
     assert [o.outcome for o in change.outcomes] == ["request"]
     assert "task_id" in (change.outcomes[0].reason or "")
@@ -57,7 +57,7 @@ def test_with_a_task_it_is_kept_for_that_task_only(facts: FactMemory, text: str)
     change = facts.observe("u1", text, task_id="t7")
     assert [r.scope for r in change.stored] == ["session:t7"]
     assert change.stored[0].pinned  # it binds every answer of the task
-    assert facts.list("u1", scopes=("global",)) == []
+    assert facts.list_facts("u1", scopes=("global",)) == []
     assert [f.key for f in change.this_turn] == [change.stored[0].key]
 
 

@@ -9,7 +9,7 @@ import pytest
 import memory.task
 
 MODULES = ["memory.task", "memory.task.model", "memory.task.policy", "memory.task.ranking", "memory.task.pages",
-           "memory.task.tree", "memory.task.store", "memory.task.summaries"]
+           "memory.task.tree", "memory.task.memory", "memory.task.summaries"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -3,7 +3,7 @@
 A content change is written in this order: embed (outside every lock; a text the namespace holds already keeps
 its vector); in one SQLite transaction swap document row + chunks + FTS rows, then add the new version's vectors
 under new chunk ids and commit; delete the old version's vectors; re-mix the vectors of conversation turns whose
-neighbours changed (memory.experience.context). A failure or a kill at any point leaves SQLite on the old or the
+neighbours changed (memory.experience.turn_vectors). A failure or a kill at any point leaves SQLite on the old or the
 new version, whole; the only possible debris is vectors SQLite does not know, which memory.experience.repair
 removes (it also finishes a re-mix a kill cut short).
 """
@@ -26,8 +26,7 @@ from memory.bullet import body_cost
 from memory.clock import Clock, parse_iso, to_iso
 from memory.embedding import Progress
 from memory.errors import StoreError
-from memory.experience import catalog, context, lexical
-from memory.experience.context import TurnContext
+from memory.experience import catalog, lexical, turn_vectors
 from memory.experience.dense import VectorIndex
 from memory.experience.model import (
     ChunkInput,
@@ -35,6 +34,7 @@ from memory.experience.model import (
     DocumentResult,
     indexed_text,
 )
+from memory.experience.turn_vectors import TurnContext
 from memory.store import Store
 from memory.tokens import TokenCounter
 
@@ -131,7 +131,7 @@ class DocumentWriter:
 
     def __init__(
         self, store: Store, vectors: VectorIndex, embedder: Encoder, counter: TokenCounter, clock: Clock,
-        turn_context: TurnContext = context.OFF,
+        turn_context: TurnContext = turn_vectors.OFF,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -233,7 +233,7 @@ class DocumentWriter:
     def _stored_vectors(self, namespace: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors the namespace already holds for these text hashes, found without the write lock.
 
-        A conversation turn's Chroma vector carries its neighbours (memory.experience.context): only its own
+        A conversation turn's Chroma vector carries its neighbours (memory.experience.turn_vectors): only its own
         embedding is reused. A document chunk's is read from Chroma, and kept only if its row is still there
         afterwards: a write that replaces the chunk commits before it overwrites the old vector with noise.
         """
@@ -248,7 +248,7 @@ class DocumentWriter:
                 [namespace, *part],
             ).fetchall():
                 (turns if kind == "memory" else documents).setdefault(text_hash, cid)
-        own = context.own_vectors(db, self._store.generation, list(turns.values()))
+        own = turn_vectors.own_vectors(db, self._store.generation, list(turns.values()))
         have = {h: own[cid] for h, cid in turns.items() if cid in own}
         asked = {cid: h for h, cid in documents.items() if h not in have}
         fetched = self.vectors.fetch(namespace, list(asked))
@@ -302,14 +302,14 @@ class DocumentWriter:
                         times += moments
                 if old_ids:  # the replaced version's text and ids must leave the disk too (memory.erase)
                     self._store.erase_later(tx, vectors_of=namespace)
-                context.store_own(tx, generation, turns)
+                turn_vectors.store_own(tx, generation, turns)
                 # New turns go into Chroma already mixed with their neighbours (re-writing a vector costs
                 # as much again); the transaction sees its own rows, so the neighbours are those after the write.
                 fresh = set(new_ids)
-                remixes = context.stale(tx, namespace, generation, self._context, times)
+                remixes = turn_vectors.stale(tx, namespace, generation, self._context, times)
                 first = [r for r in remixes if r.chunk_id in fresh]
                 stored = [r for r in remixes if r.chunk_id not in fresh]  # rewritten after the commit
-                context.record(tx, generation, first)
+                turn_vectors.record(tx, generation, first)
                 mixed = {r.chunk_id: r.vector for r in first}
                 if new_ids:
                     # Still inside the transaction: SQLite commits only once the vectors are in.
@@ -320,15 +320,15 @@ class DocumentWriter:
             raise
         self.vectors.delete(namespace, old_ids, scrub=True)  # an old version is deleted text too
         # Turns stored before whose neighbours changed: found in the transaction, still true under the lock.
-        self._remix(namespace, lambda: context.apply(self._store, generation, self._put(namespace), stored))
+        self._remix(namespace, lambda: turn_vectors.apply(self._store, generation, self._put(namespace), stored))
 
     def _sync_turns(self, namespace: str, times: Sequence[str]) -> None:
         """Re-mix the vectors of the turns around these times (under the write lock, after the commit)."""
         if times:
-            self._remix(namespace, lambda: context.sync(self._store, namespace, self._store.generation,
+            self._remix(namespace, lambda: turn_vectors.sync(self._store, namespace, self._store.generation,
                                                         self._context, self._put(namespace), around=times))
 
-    def _put(self, namespace: str) -> context.Put:
+    def _put(self, namespace: str) -> turn_vectors.Put:
         return partial(self.vectors.replace, namespace)
 
     @staticmethod
