@@ -73,15 +73,16 @@ class PassageEstimate:
 
 def ingest_file(memory: Memory, namespace: str, path: Path, *, source: str | None = None,
                 doc_id: str | None = None, derived_id: str | None = None, project: str | None = None,
-                tags: Sequence[str] = ()) -> tuple[DocumentResult, ...]:
+                tags: Sequence[str] = (), name: str | None = None) -> tuple[DocumentResult, ...]:
     """Load one file and store what it holds: a document, or its conversations' turns as memories.
 
     `doc_id` names the document: the same id again updates it. Without one it is called `derived_id` (see
     ingest.identity; the file's own name when not given) and nothing existing is overwritten: the same content
     answers unchanged, other content under that name raises ConflictError. All the turns of a file are stored
-    in one batch, so they count against limits.max_batch together; so are its documents.
+    in one batch, so they count against limits.max_batch together; so are its documents. `name` is what an
+    error calls the file (its path unless given).
     """
-    docs, results = _load(memory, namespace, path, source, project, tags)
+    docs, results = _load(memory, namespace, path, source, project, tags, name)
     inputs = _inputs(docs, source, doc_id, derived_id, project, tags)
     for outcome in memory.experience.add_texts(namespace, inputs) if inputs else ():
         if isinstance(outcome, MemoryError_):
@@ -91,11 +92,11 @@ def ingest_file(memory: Memory, namespace: str, path: Path, *, source: str | Non
 
 
 def _load(memory: Memory, namespace: str, path: Path, source: str | None, project: str | None,
-          tags: Sequence[str]) -> tuple[list[LoadedDocument], list[DocumentResult]]:
+          tags: Sequence[str], name: str | None = None) -> tuple[list[LoadedDocument], list[DocumentResult]]:
     """The file's documents that are to be chunked, and the results of its conversations' turns, stored now."""
-    docs = load_path(path, memory.config.limits.max_text_chars)
+    docs = load_path(path, memory.config.limits.max_text_chars, name)
     if not docs:
-        raise ValidationError(f"{source or path} holds no text to index")
+        raise ValidationError(f"{name or source or path} holds no text to index")
     turns = [_turn(t, doc, source, project, tags) for doc in docs if doc.kind == "conversation" for t in doc.turns]
     results = list(memory.experience.add_memories(namespace, turns)) if turns else []
     return [doc for doc in docs if doc.kind != "conversation"], results
@@ -244,13 +245,13 @@ class JobText:
     updated_at: str
 
 
-def load_for_job(memory: Memory, path: Path, *, source: str | None = None) -> JobText | None:
+def load_for_job(memory: Memory, path: Path, *, source: str | None = None, name: str | None = None) -> JobText | None:
     """The file's text when it is one document (it may become an ingest job); None for conversations and files
     of several documents, which ingest_file stores in the request (their turns are bounded by limits.max_batch).
     """
-    docs = load_path(path, memory.config.limits.max_text_chars)
+    docs = load_path(path, memory.config.limits.max_text_chars, name)
     if not docs:
-        raise ValidationError(f"{source or path} holds no text to index")
+        raise ValidationError(f"{name or source or path} holds no text to index")
     if len(docs) != 1 or docs[0].kind == "conversation":
         return None
     return JobText(docs[0].text, docs[0].title, to_iso(docs[0].updated_at))

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -24,18 +21,12 @@ from api.schemas.experience import (
     DocumentResultPublic,
 )
 from api.schemas.jobs import JobPublic
-from ingest.identity import upload_id
-from ingest.loaders import SUPPORTED_SUFFIXES
-from ingest.pipeline import ingest_file, load_for_job
-from memory.clock import parse_iso
-from memory.errors import MemoryError_, ValidationError
+from ingest.upload import in_background, ingest_upload
+from memory.errors import ValidationError
 from memory.jobs import Job
 from memory.service import Memory
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
-
-_MAX_NAME_BYTES = 255  # the upload is written under its own name, and file systems refuse longer names
-_MAX_PATH_BYTES = 1024  # the name as sent, folders included: it becomes the document's id
 
 _UPLOAD_DOC = {
     "requestBody": {
@@ -94,15 +85,10 @@ async def add_document(request: Request, memory: MemoryDep, access: AccessDep,
     fields: dict[str, Any] = {"title": body.title, "source": body.source, "doc_id": body.doc_id,
                               "updated_at": body.updated_at, "metadata": body.metadata, "project": body.project,
                               "tags": tuple(body.tags)}
-    if _in_background(memory, len(body.text), background):
+    if in_background(memory, len(body.text), background):
         return _accepted(await run_in_threadpool(memory.submit_document, namespace, body.text, **fields))
     result = await run_in_threadpool(memory.add_document, namespace, body.text, **fields)
     return DocumentResultPublic(doc_id=result.doc_id, chunks=result.chunks, status=result.status)
-
-
-def _in_background(memory: Memory, chars: int, asked: bool | None) -> bool:
-    """As the caller asked, else by size: a document over jobs.background_chars becomes an ingest job."""
-    return chars > memory.config.jobs.background_chars if asked is None else asked
 
 
 def _accepted(job: Job) -> JSONResponse:
@@ -123,49 +109,15 @@ async def _upload(request: Request, memory: Memory, access: Any,
     except PydanticValidationError as exc:
         raise _invalid(exc) from None
     namespace = access.namespace(fields.namespace)
-    name, derived = _file_names(upload.filename)
-    suffix = Path(name).suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
-        raise ValidationError(f"file type {suffix or '(none)'} is not supported; send one of "
-                              f"{', '.join(sorted(SUPPORTED_SUFFIXES))}")
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / name
-        path.write_bytes(await upload.read())
-        if fields.modified_at is not None:  # as the file was where it came from, not when it was uploaded
-            moment = parse_iso(fields.modified_at, "modified_at").timestamp()
-            os.utime(path, (moment, moment))
-        try:
-            if _in_background(memory, path.stat().st_size, background):
-                # A document file becomes a job; a conversation's turns are bounded by limits.max_batch.
-                loaded = await run_in_threadpool(load_for_job, memory, path, source=derived)
-                if loaded is not None:
-                    return _accepted(await run_in_threadpool(
-                        memory.submit_document, namespace, loaded.text, title=loaded.title, source=derived,
-                        doc_id=fields.doc_id, derived_id=derived, updated_at=loaded.updated_at,
-                        project=fields.project or None, tags=tuple(fields.tags)))
-            results = await run_in_threadpool(
-                ingest_file, memory, namespace, path, source=derived, doc_id=fields.doc_id, derived_id=derived,
-                project=fields.project or None, tags=tuple(fields.tags))
-        except MemoryError_ as exc:
-            # The loaders name the file by path; the caller knows it by the name it uploaded.
-            raise type(exc)(str(exc).replace(str(path), derived)) from None
-    first = results[0]
-    return DocumentResultPublic(doc_id=first.doc_id, chunks=sum(r.chunks for r in results), status=first.status)
-
-
-def _file_names(filename: str | None) -> tuple[str, str]:
-    """The upload's own name (written to a scratch folder) and the id its name as sent derives (folders kept);
-    refused when no file system could hold them."""
-    sent = filename or "upload.txt"
-    name = Path(sent).name
-    size = len(name.encode("utf-8", "surrogatepass"))
-    whole = len(sent.encode("utf-8", "surrogatepass"))
-    if (size > _MAX_NAME_BYTES or whole > _MAX_PATH_BYTES or "\x00" in sent
-            or any("\ud800" <= ch <= "\udfff" for ch in sent)):
-        raise ValidationError(f"the file name must be at most {_MAX_NAME_BYTES} bytes of UTF-8 text without NUL "
-                              f"characters (with its folders at most {_MAX_PATH_BYTES}), got {sent[:80]!r} "
-                              f"({size} bytes); rename the file")
-    return name, upload_id(sent) or name
+    uploaded = await run_in_threadpool(
+        ingest_upload, memory, namespace, upload.filename, await upload.read(), doc_id=fields.doc_id,
+        project=fields.project or None, tags=tuple(fields.tags), modified_at=fields.modified_at,
+        background=background)
+    if uploaded.job is not None:
+        return _accepted(uploaded.job)
+    first = uploaded.results[0]
+    return DocumentResultPublic(doc_id=first.doc_id, chunks=sum(r.chunks for r in uploaded.results),
+                                status=first.status)
 
 
 def _invalid(exc: PydanticValidationError) -> ValidationError:

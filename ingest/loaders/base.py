@@ -46,12 +46,13 @@ class LoadedDocument:
     turns: tuple[Turn, ...] = ()
 
 
-def read_text(path: Path, max_chars: int | None = None) -> str:
+def read_text(path: Path, max_chars: int | None = None, name: str | None = None) -> str:
     """The file's text as UTF-8 (BOM dropped, newlines normalised), rejecting binary, empty and oversized files."""
+    name = name or str(path)
     # A file too big to hold max_chars characters is refused before it is read (UTF-8: at most 4 bytes a character).
     if max_chars is not None and path.stat().st_size > 4 * max_chars:
         raise TooLargeError(
-            f"{path} is {path.stat().st_size} bytes, more than max_text_chars={max_chars} characters can take; "
+            f"{name} is {path.stat().st_size} bytes, more than max_text_chars={max_chars} characters can take; "
             "split the file or raise limits.max_text_chars"
         )
     data = path.read_bytes()
@@ -59,21 +60,21 @@ def read_text(path: Path, max_chars: int | None = None) -> str:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValidationError(
-            f"{path} is not UTF-8 text (invalid byte at offset {exc.start}); convert it to UTF-8 or remove it"
+            f"{name} is not UTF-8 text (invalid byte at offset {exc.start}); convert it to UTF-8 or remove it"
         ) from None
     if "\x00" in text:
-        raise ValidationError(f"{path} is not UTF-8 text (it holds NUL bytes, so it looks binary); remove it")
+        raise ValidationError(f"{name} is not UTF-8 text (it holds NUL bytes, so it looks binary); remove it")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    check_text(path, text, max_chars)
+    check_text(name, text, max_chars)
     return text
 
 
-def check_text(path: Path, text: str, max_chars: int | None) -> None:
+def check_text(name: str | Path, text: str, max_chars: int | None) -> None:
     """Reject text that is blank or longer than `max_chars` (limits.max_text_chars, checked as the library does)."""
     if not text.strip():
-        raise ValidationError(f"{path} is empty; expected some text to ingest")
+        raise ValidationError(f"{name} is empty; expected some text to ingest")
     if max_chars is not None:
-        check_length(text, max_chars, str(path), "limits.max_text_chars")
+        check_length(text, max_chars, str(name), "limits.max_text_chars")
 
 
 def file_mtime(path: Path) -> datetime:

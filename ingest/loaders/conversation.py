@@ -25,10 +25,11 @@ _SPEAKER_KEYS = ("speaker", "role")
 _ID_KEYS = ("id", "conversation_id", "session_id")
 
 
-def load_conversation(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
+def load_conversation(path: Path, max_chars: int | None = None, name: str | None = None) -> list[LoadedDocument]:
     """One document per conversation in the file; messages without text (tool calls, null content) are dropped."""
-    raw = read_text(path, max_chars)
-    data = _parse_lines(path, raw) if path.suffix.lower() == ".jsonl" else _parse(path, raw)
+    name = name or str(path)
+    raw = read_text(path, max_chars, name)
+    data = _parse_lines(name, raw) if path.suffix.lower() == ".jsonl" else _parse(name, raw)
     if isinstance(data, Mapping) and "messages" in data:
         conversations: list[Mapping[str, Any]] = [data]
     elif isinstance(data, list) and data and all(isinstance(item, Mapping) and "messages" in item for item in data):
@@ -36,26 +37,26 @@ def load_conversation(path: Path, max_chars: int | None = None) -> list[LoadedDo
     elif isinstance(data, list) and data:
         conversations = [{"messages": data}]
     else:
-        raise ValidationError(f"{path} holds {_describe(data)}; {_EXPECTED}")
+        raise ValidationError(f"{name} holds {_describe(data)}; {_EXPECTED}")
     documents = []
     for index, conversation in enumerate(conversations):
         hint = path.name if len(conversations) == 1 else f"{path.name}#{_conversation_id(conversation, index)}"
-        documents.append(_document(path, hint, conversation, max_chars))
+        documents.append(_document(path, name, hint, conversation, max_chars))
     return documents
 
 
-def _parse(path: Path, raw: str) -> Any:
+def _parse(name: str, raw: str) -> Any:
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise ValidationError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); {_EXPECTED}") from None
+        raise ValidationError(f"{name} is not valid JSON (line {exc.lineno}: {exc.msg}); {_EXPECTED}") from None
     except ValueError as exc:  # an integer literal over Python's int-conversion limit
-        raise ValidationError(f"{path} {_unreadable_number(exc)}") from None
+        raise ValidationError(f"{name} {_unreadable_number(exc)}") from None
     except RecursionError:
-        raise ValidationError(f"{path} nests JSON too deeply to read; {_EXPECTED}") from None
+        raise ValidationError(f"{name} nests JSON too deeply to read; {_EXPECTED}") from None
 
 
-def _parse_lines(path: Path, raw: str) -> list[Any]:
+def _parse_lines(name: str, raw: str) -> list[Any]:
     items = []
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
@@ -63,11 +64,11 @@ def _parse_lines(path: Path, raw: str) -> list[Any]:
         try:
             items.append(json.loads(line))
         except json.JSONDecodeError as exc:
-            raise ValidationError(f"{path} line {number} is not valid JSON ({exc.msg}); {_EXPECTED}") from None
+            raise ValidationError(f"{name} line {number} is not valid JSON ({exc.msg}); {_EXPECTED}") from None
         except ValueError as exc:
-            raise ValidationError(f"{path} line {number} {_unreadable_number(exc)}") from None
+            raise ValidationError(f"{name} line {number} {_unreadable_number(exc)}") from None
         except RecursionError:
-            raise ValidationError(f"{path} line {number} nests JSON too deeply to read; {_EXPECTED}") from None
+            raise ValidationError(f"{name} line {number} nests JSON too deeply to read; {_EXPECTED}") from None
     return items
 
 
@@ -78,15 +79,16 @@ def _unreadable_number(exc: ValueError) -> str:
             "it as a string")
 
 
-def _document(path: Path, hint: str, conversation: Mapping[str, Any], max_chars: int | None) -> LoadedDocument:
+def _document(path: Path, name: str, hint: str, conversation: Mapping[str, Any],
+              max_chars: int | None) -> LoadedDocument:
     messages = conversation["messages"]
     if not isinstance(messages, list):
-        raise ValidationError(f'{path}: "messages" holds {_describe(messages)}; {_EXPECTED}')
-    turns = tuple(turn for index, message in enumerate(messages) if (turn := _turn(path, index, message)))
+        raise ValidationError(f'{name}: "messages" holds {_describe(messages)}; {_EXPECTED}')
+    turns = tuple(turn for index, message in enumerate(messages) if (turn := _turn(name, index, message)))
     if not turns:
-        raise ValidationError(f"{path} ({hint}) has no message with text; {_EXPECTED}")
+        raise ValidationError(f"{name} ({hint}) has no message with text; {_EXPECTED}")
     text = "\n".join(f"{turn.speaker}: {turn.text}" for turn in turns)
-    check_text(path, text, max_chars)
+    check_text(name, text, max_chars)
     title = conversation.get("title")
     updated_at = _latest(turns) or file_mtime(path)
     return LoadedDocument(
@@ -100,8 +102,8 @@ def _document(path: Path, hint: str, conversation: Mapping[str, Any], max_chars:
     )
 
 
-def _turn(path: Path, index: int, message: Any) -> Turn | None:
-    where = f"{path} message {index + 1}"
+def _turn(name: str, index: int, message: Any) -> Turn | None:
+    where = f"{name} message {index + 1}"
     if not isinstance(message, Mapping):
         raise ValidationError(f"{where} is {_describe(message)}; {_EXPECTED}")
     text_key = next((key for key in _TEXT_KEYS if key in message), None)

@@ -39,15 +39,16 @@ _DATE_METAS = (
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 
 
-def load_html(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
+def load_html(path: Path, max_chars: int | None = None, name: str | None = None) -> list[LoadedDocument]:
     """One document: visible text as markdown-style lines; <title> (or the first <h1>) is the title."""
-    parser = _converted(read_text(path, max_chars))
+    name = name or str(path)
+    parser = _converted(read_text(path, max_chars, name))
     text = parser.text()
     if not text.strip():
         raise ValidationError(
-            f"{path} has no visible text outside scripts and styles; expected an HTML page with content"
+            f"{name} has no visible text outside scripts and styles; expected an HTML page with content"
         )
-    check_text(path, text, max_chars)
+    check_text(name, text, max_chars)
     updated_at = _content_date(parser.metas) or file_mtime(path)
     return [LoadedDocument(path.name, parser.title(), str(path), text, "document", updated_at)]
 

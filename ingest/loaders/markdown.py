@@ -19,15 +19,16 @@ _TITLE = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 _DATE_KEYS = ("updated", "updated_at", "last_modified", "lastmod", "modified", "date")
 
 
-def load_markdown(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
+def load_markdown(path: Path, max_chars: int | None = None, name: str | None = None) -> list[LoadedDocument]:
     """One document; the front matter block, when present, is read and removed from the text."""
-    text = read_text(path, max_chars)
+    name = name or str(path)
+    text = read_text(path, max_chars, name)
     fields: dict[str, str] = {}
     front = _FRONT_MATTER.match(text)
     if front:
         fields = {key.lower(): value.strip("\"'") for key, value in _FIELD.findall(front.group(1))}
         text = text[front.end() :]
-        check_text(path, text, max_chars)
+        check_text(name, text, max_chars)
     heading = _TITLE.search(text)
     title = fields.get("title") or (heading.group(1).strip() if heading else None)
     updated_at = _content_date(fields) or file_mtime(path)

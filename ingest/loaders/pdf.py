@@ -28,39 +28,40 @@ _FILE_TITLE = re.compile(r"(?:microsoft \w+ - )?[^/\\]*\.(?:html?|pdf|docx?|pptx
                          re.IGNORECASE)
 
 
-def load_pdf(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
+def load_pdf(path: Path, max_chars: int | None = None, name: str | None = None) -> list[LoadedDocument]:
     """One document: page texts separated by blank lines; the PDF's Title and ModDate when it has them."""
+    name = name or str(path)
     allowed = max(_CONTENT_FLOOR, MAX_INFLATION * path.stat().st_size)
     if max_chars is not None:
         allowed = min(allowed, max(_CONTENT_FLOOR, CONTENT_BYTES_PER_CHAR * max_chars))
     try:
         reader = PdfReader(path)
         if reader.is_encrypted and not reader.decrypt(""):
-            raise ValidationError(f"{path} is an encrypted PDF; decrypt it before ingesting")
+            raise ValidationError(f"{name} is an encrypted PDF; decrypt it before ingesting")
         content = 0
         for number, page in enumerate(reader.pages, 1):
             stream = page.get_contents()
             content += len(stream.get_data()) if stream is not None else 0
             if content > allowed:
                 raise TooLargeError(
-                    f"{path} holds over {allowed:,} bytes of page content by page {number} once decompressed (the "
+                    f"{name} holds over {allowed:,} bytes of page content by page {number} once decompressed (the "
                     f"file has {path.stat().st_size:,}), more than its text can need (limits.max_text_chars) or a "
                     "likely compression bomb; split the PDF into smaller files"
                 )
         pages = [_clean(page.extract_text() or "") for page in reader.pages]
         metadata = reader.metadata
     except PyPdfError as exc:
-        raise ValidationError(f"{path} is not a readable PDF ({exc}); expected a PDF with a text layer") from None
+        raise ValidationError(f"{name} is not a readable PDF ({exc}); expected a PDF with a text layer") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:  # pypdf's own errors on broken files
         raise ValidationError(
-            f"{path} is not a readable PDF ({type(exc).__name__}: {exc}); repair or re-export it"
+            f"{name} is not a readable PDF ({type(exc).__name__}: {exc}); repair or re-export it"
         ) from None
     text = "\n\n".join(page for page in pages if page)
     if not text.strip():
         raise ValidationError(
-            f"{path} has no text layer ({len(pages)} page(s), probably scanned images); run OCR on it first"
+            f"{name} has no text layer ({len(pages)} page(s), probably scanned images); run OCR on it first"
         )
-    check_text(path, text, max_chars)
+    check_text(name, text, max_chars)
     title = _title((metadata.title or "") if metadata else "")
     updated_at = _metadata_date(metadata) or file_mtime(path)
     return [LoadedDocument(path.name, title, str(path), text, "document", updated_at)]

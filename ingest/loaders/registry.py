@@ -15,7 +15,8 @@ from memory.errors import NotFoundError, ValidationError
 
 __all__ = ["LOADERS", "SUPPORTED_SUFFIXES", "Loader", "load_path"]
 
-Loader = Callable[[Path, int | None], list[LoadedDocument]]
+# (the file, limits.max_text_chars, the name its errors call it by: its path unless given)
+Loader = Callable[[Path, int | None, str | None], list[LoadedDocument]]
 
 LOADERS: dict[str, Loader] = {
     ".txt": load_text,
@@ -31,16 +32,18 @@ LOADERS: dict[str, Loader] = {
 SUPPORTED_SUFFIXES = frozenset(LOADERS)
 
 
-def load_path(path: Path, max_chars: int | None = None) -> list[LoadedDocument]:
-    """The documents in one file (resolve it with `safe_path` first); `max_chars` is limits.max_text_chars."""
+def load_path(path: Path, max_chars: int | None = None, name: str | None = None) -> list[LoadedDocument]:
+    """The documents in one file (resolve it with `safe_path` first); `max_chars` is limits.max_text_chars, `name`
+    what an error calls the file (an upload's name as sent, not where it was written)."""
+    where = name or str(path)
     loader = LOADERS.get(path.suffix.lower())
     if loader is None:
         raise ValidationError(
-            f"{path} has the unsupported suffix {path.suffix or '(none)'!r}; "
+            f"{where} has the unsupported suffix {path.suffix or '(none)'!r}; "
             f"expected one of {', '.join(sorted(SUPPORTED_SUFFIXES))}"
         )
     if not path.exists():
-        raise NotFoundError(f"{path} does not exist; check the path")
+        raise NotFoundError(f"{where} does not exist; check the path")
     if not path.is_file():
-        raise ValidationError(f"{path} is not a regular file; pass a file, or a folder to iter_paths")
-    return loader(path, max_chars)
+        raise ValidationError(f"{where} is not a regular file; pass a file, or a folder to iter_paths")
+    return loader(path, max_chars, name)

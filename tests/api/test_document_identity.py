@@ -3,6 +3,7 @@ included), content already stored answers unchanged, other content under a taken
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +104,17 @@ def test_an_upload_then_the_cli_path_ingest_of_the_same_file_is_unchanged(client
     sent = client.post("/v1/documents", files={"file": (derived_id(path, folder), first.encode())},
                        data={"namespace": "u2"}).json()
     assert (sent["doc_id"], sent["status"]) == ("docs/notes.md", "unchanged")
+
+
+@pytest.mark.parametrize(("name", "text", "says"), [
+    ("notes/day 1.json", '[{"role": "user", "content": "hi"},', "notes/day 1.json is not valid JSON"),
+    ("会议/记录.jsonl", '{"role": "user", "content": "你好"}\n{"role": ', "会议/记录.jsonl line 2 is not valid JSON"),
+    ("empty.md", "   \n", "empty.md is empty"),
+], ids=["en", "zh", "empty"])
+def test_an_upload_s_error_calls_the_file_by_the_name_it_was_sent_with(client: TestClient, name: str, text: str,
+                                                                       says: str) -> None:
+    answer = _upload(client, name, text)
+    assert answer.status_code == 422 and answer.json()["error"] == "ValidationError"
+    detail = answer.json()["detail"]
+    assert detail.startswith(says) and "/tmp" not in detail and tempfile.gettempdir() not in detail
+    assert _ids(client) == []  # nothing stored
