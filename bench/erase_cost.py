@@ -60,7 +60,7 @@ def measure_size(size: int, repeat: int, pool: Sequence[str], rng: random.Random
         config = load_config().replace("service", data_dir=str(Path(tmp)))
         store = open_store(config, EmbedderIdentity("synthetic", "synthetic", _DIMENSION))
         store.eraser.close()  # the bench runs each step itself: no pass of its own in between
-        store.eraser = Eraser(store, delay_s=3600.0)
+        store.eraser = Eraser(store, store.root / "chroma", delay_s=3600.0)
         fill(DocumentWriter(store, VectorIndex(store), encoder, get_counter(), utc_now), "scale", size, rng, pool)
         memory = ExperienceMemory(store, encoder, get_counter(), config)
         vectors = VectorIndex(store)

@@ -22,16 +22,16 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sqlite_utils
 
-if TYPE_CHECKING:
-    from memory.store import Store
+from memory.live_collection import SharedLock
 
-__all__ = ["ERASE_DELAY_S", "ErasePass", "Eraser", "checkpoint", "flush", "orphan_folders", "vacuum",
+__all__ = ["ERASE_DELAY_S", "Erasable", "ErasePass", "Eraser", "checkpoint", "flush", "orphan_folders", "vacuum",
            "zero_fresh_memory", "zeroing_available"]
 
 # A pass starts at most this long after the first delete it covers; deletes meanwhile join it. Its own length
@@ -144,13 +144,36 @@ def orphan_folders(chroma_root: Path) -> list[Path]:
     return [p for p in folders if p.name not in live]
 
 
-class Eraser:
-    """Runs the passes of one store: soon after deletes (on its own thread), at open when one is owed, at close."""
+class Erasable(Protocol):
+    """What a pass needs of a store (memory.store.Store is one): its transactions and SQLite file, and its
+    Chroma client with the lock that keeps the store's own calls out while a pass rewrites Chroma's files."""
 
-    def __init__(self, store: Store, delay_s: float = ERASE_DELAY_S) -> None:
+    db_path: Path
+
+    @property
+    def write_lock(self) -> AbstractContextManager[Any]: ...
+
+    @property
+    def chroma(self) -> Any: ...
+
+    @property
+    def vector_lock(self) -> SharedLock: ...
+
+    def transaction(self) -> AbstractContextManager[sqlite_utils.Database]: ...
+
+    def collection_names(self) -> list[str]: ...
+
+
+class Eraser:
+    """Runs the passes of one store: soon after deletes (on its own thread), at open when one is owed, at close.
+
+    `chroma_root` is the folder of an embedded Chroma (None for a Chroma server, whose files are its own).
+    """
+
+    def __init__(self, store: Erasable, chroma_root: Path | None, delay_s: float = ERASE_DELAY_S) -> None:
         self._store = store
         self._delay = delay_s
-        self._chroma_root = None if store.config.chroma.host else store.root / "chroma"
+        self._chroma_root = chroma_root
         self._state = threading.Condition()
         self._due: float | None = None  # time.monotonic() when the next pass starts
         self._running = False

@@ -93,7 +93,7 @@ class Store:
         self._chroma: Any = None
         self._chroma_lock = threading.Lock()
         # Deleted data is erased from every file soon after the delete (memory.erase); a pass owed is run now.
-        self.eraser = Eraser(self)
+        self.eraser = Eraser(self, None if config.chroma.host else self.root / "chroma")
         self.eraser.opened()
 
     @property

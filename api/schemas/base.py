@@ -6,8 +6,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memory.task.model import KINDS
-from memory.task.policy import TASK_ID_PATTERN
+from memory.task import KINDS, TASK_ID_PATTERN
 
 __all__ = ["NAMESPACE_RULE", "TASK_ID_RULE", "Kind", "Namespace", "RequestModel", "Scope", "TaskId"]
 

@@ -15,10 +15,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 
 from api.schemas.base import Namespace, RequestModel, TaskId
 from api.schemas.recall import RecallFilters
-from memory.context.allocation import PRESETS, SHARED
-from memory.context.budget import MAX_SAFETY_MARGIN
-from memory.context.model import ActionKind, ContextResult
-from memory.context.processors import ALIASES, PROCESSORS
+from memory.context import ALIASES, MAX_SAFETY_MARGIN, PRESETS, PROCESSORS, SHARED, ActionKind, ContextResult
 
 __all__ = [
     "ActionPublic", "BudgetPublic", "ContextPublic", "ContextReportPublic", "ContextRequest", "TokensPublic",

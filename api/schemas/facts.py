@@ -5,8 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from api.schemas.base import Namespace, RequestModel, Scope, TaskId
-from memory.facts.model import ExtractedFact
-from memory.facts.records import FactChange, FactRecord, Outcome, OutcomeKind
+from memory.facts import ExtractedFact, FactChange, FactRecord, Outcome, OutcomeKind
 
 __all__ = [
     "FactChangePublic", "FactListPublic", "FactObserve", "FactPin", "FactPublic", "IgnoredPublic", "OutcomePublic",

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from api.schemas.base import Namespace, RequestModel, TaskId
-from memory.recall.model import RecallResult
+from memory.recall import RecallResult
 
 __all__ = ["RecallFilters", "RecallItemPublic", "RecallPublic", "RecallRequest"]
 

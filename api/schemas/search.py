@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from api.schemas.base import Namespace, RequestModel
-from memory.experience.model import RetrieverHit, SearchExplanation
+from memory.experience import RetrieverHit, SearchExplanation
 
 __all__ = ["RankPublic", "SearchHitPublic", "SearchPublic", "SearchRequest"]
 

@@ -7,8 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from api.schemas.base import Kind, Namespace, RequestModel, TaskId
-from memory.task import AddedItem, Page, SummaryVersion, TaskItem
-from memory.task.policy import MAX_TTL_S
+from memory.task import MAX_TTL_S, AddedItem, Page, SummaryVersion, TaskItem
 
 __all__ = [
     "PromoteRequest", "TaskItemAdded", "TaskItemCreate", "TaskItemList", "TaskItemPublic", "TaskPage",

@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse
 
 from api.deps import AccessDep, MemoryDep, NamespaceQuery
 from api.ui.render import FormField, guard, render, whole
-from memory.experience.results import by_retriever
+from memory.experience import by_retriever
 from memory.service import Memory
 
 router = APIRouter(prefix="/ui/fragments/documents", include_in_schema=False, dependencies=[Depends(guard)])

@@ -8,7 +8,7 @@ from fastapi.responses import HTMLResponse
 
 from api.deps import AccessDep, MemoryDep, NamespaceQuery
 from api.ui.render import FormField, guard, optional, render
-from memory.facts.records import FactChange
+from memory.facts import FactChange
 from memory.service import Memory
 
 router = APIRouter(prefix="/ui/fragments/facts", include_in_schema=False, dependencies=[Depends(guard)])

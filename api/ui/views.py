@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory.context.model import ContextReport
-from memory.recall.model import RecallResult
+from memory.context import ContextReport
+from memory.recall import RecallResult
 
 __all__ = [
     "CONTEXT_CATEGORIES", "TIERS", "Segment", "bar", "by_kind", "context_bar", "message_text", "omitted_rows",

@@ -7,18 +7,26 @@ offload) and the output (writer). Below them: the budget formula (budget), the c
 grouped so a call and its answers move together (messages), the shares (allocation) and the read tool (read_tool).
 """
 
+from memory.context.allocation import PRESETS, SHARED
 from memory.context.assemble import Assembler
-from memory.context.budget import Budget, budget
+from memory.context.budget import MAX_SAFETY_MARGIN, Budget, budget
 from memory.context.ephemeral import Dropped, drop_ephemeral
 from memory.context.messages import Message, ToolCall, Unit, count_tokens, group, message_tokens, parse_messages
-from memory.context.model import Action, ContextReport, ContextRequest, ContextResult
+from memory.context.model import Action, ActionKind, ContextReport, ContextRequest, ContextResult
+from memory.context.processors import ALIASES, PROCESSORS
 from memory.context.read_tool import READ_TOOL, READ_TOOL_SCHEMA, task_of
 from memory.context.tool_results import ToolAction, prune_tool_results
 
 __all__ = [
+    "ALIASES",
+    "MAX_SAFETY_MARGIN",
+    "PRESETS",
+    "PROCESSORS",
     "READ_TOOL",
     "READ_TOOL_SCHEMA",
+    "SHARED",
     "Action",
+    "ActionKind",
     "Assembler",
     "Budget",
     "ContextReport",

@@ -13,6 +13,7 @@ from memory.experience.model import (
     Shortlist,
 )
 from memory.experience.repair import RepairReport
+from memory.experience.results import by_retriever
 
 __all__ = [
     "ChunkInfo",
@@ -27,4 +28,5 @@ __all__ = [
     "SearchFilters",
     "Shortlist",
     "TextInput",
+    "by_retriever",
 ]

@@ -3,5 +3,6 @@ task's versioned compaction summaries."""
 
 from memory.task.memory import TaskMemory
 from memory.task.model import KINDS, AddedItem, Page, SummaryVersion, TaskItem
+from memory.task.policy import MAX_TTL_S, TASK_ID_PATTERN
 
-__all__ = ["KINDS", "AddedItem", "Page", "SummaryVersion", "TaskItem", "TaskMemory"]
+__all__ = ["KINDS", "MAX_TTL_S", "TASK_ID_PATTERN", "AddedItem", "Page", "SummaryVersion", "TaskItem", "TaskMemory"]

@@ -23,4 +23,5 @@ def test_all_names_exist_and_are_documented(name: str) -> None:
 
 
 def test_package_exports_the_tier() -> None:
-    assert set(memory.task.__all__) == {"KINDS", "AddedItem", "Page", "SummaryVersion", "TaskItem", "TaskMemory"}
+    assert set(memory.task.__all__) == {"KINDS", "MAX_TTL_S", "TASK_ID_PATTERN", "AddedItem", "Page", "SummaryVersion",
+                                        "TaskItem", "TaskMemory"}
