@@ -23,8 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 _PROBE = r"""
-import json, statistics, sys, time
+import inspect, json, statistics, sys, time
 from memory import Memory, load_config
+from memory.context import ContextRequest
 
 messages_n, runs, data, window = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 config = load_config().replace("service", data_dir=data)
@@ -35,7 +36,11 @@ messages.append({"role": "user", "content": "What is left to check?"})
 with Memory(config) as memory:
     def turn():
         started = time.perf_counter()
-        memory.context("alice", messages, window=window, task_id="t-long", recall=False)
+        asked = dict(window=window, task_id="t-long", recall=False)
+        if "request" in inspect.signature(memory.context).parameters:  # a checkout since the facade takes one
+            memory.context(ContextRequest("alice", messages, **asked))
+        else:
+            memory.context("alice", messages, **asked)
         return time.perf_counter() - started
     turn()
     warm = statistics.median(turn() for _ in range(runs))

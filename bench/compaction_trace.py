@@ -53,7 +53,7 @@ from bench.context_trace import (
 )
 from bench.context_trace_data import EPHEMERAL_TOOLS, TOOLS, Trace, TraceTurn, build_trace, load_haystack
 from memory.config import load_config
-from memory.context import parse_messages
+from memory.context import ContextRequest, parse_messages
 from memory.context.identifiers import identifiers
 from memory.context.tools import canonical
 from memory.experience import MemoryTurn
@@ -134,8 +134,9 @@ def run(trace: Trace, window: int, memory: Memory, question: int) -> Run:
     for t, turn in enumerate(trace.turns):
         held = list(trace.messages[:turn.call_end])
         start = time.perf_counter()
-        result = memory.context(namespace, copy.deepcopy(held), window=window, task_id=task_id, tools=list(TOOLS),
-                                ephemeral_tools=EPHEMERAL_TOOLS, output_reserve=RESERVE)
+        result = memory.context(ContextRequest(namespace, copy.deepcopy(held), window=window, task_id=task_id,
+                                               tools=list(TOOLS), ephemeral_tools=EPHEMERAL_TOOLS,
+                                               output_reserve=RESERVE))
         ms = (time.perf_counter() - start) * 1000
         report = result.report
         outputs: dict[str, list[Chat]] = {"ours": list(result.messages)}
@@ -152,8 +153,8 @@ def run(trace: Trace, window: int, memory: Memory, question: int) -> Run:
         if summary is not None and summary.created:
             out.compactions += 1
             start = time.perf_counter()
-            memory.context(namespace, copy.deepcopy(held), window=window, task_id=task_id, tools=list(TOOLS),
-                           ephemeral_tools=EPHEMERAL_TOOLS, output_reserve=RESERVE)
+            memory.context(ContextRequest(namespace, copy.deepcopy(held), window=window, task_id=task_id,
+                                          tools=list(TOOLS), ephemeral_tools=EPHEMERAL_TOOLS, output_reserve=RESERVE))
             again = (time.perf_counter() - start) * 1000
             versions = memory.tasks.summaries(namespace, task_id)
             new = versions[-1].covered_tokens - (versions[-2].covered_tokens if len(versions) > 1 else 0)

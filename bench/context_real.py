@@ -70,7 +70,7 @@ from bench.agent_traces import traces
 from bench.context_trace import Recency, Trimmed, fresh_embedder, output_tokens, tool_sequence_valid
 from bench.context_trace_data import Trace, TraceTurn
 from memory.config import load_config
-from memory.context import ContextReport, budget
+from memory.context import ContextReport, ContextRequest, budget
 from memory.context.tools import canonical
 from memory.errors import MemoryError_
 from memory.service import Memory
@@ -158,8 +158,8 @@ class Ours:
         held, tools = copy.deepcopy(list(messages)), copy.deepcopy(list(self.tools))
         start = time.perf_counter()
         try:
-            result = self.memory.context(namespace, held, window=self.window, task_id=task_id, tools=tools,
-                                         output_reserve=OUTPUT_RESERVE)
+            result = self.memory.context(ContextRequest(namespace, held, window=self.window, task_id=task_id,
+                                                        tools=tools, output_reserve=OUTPUT_RESERVE))
         except MemoryError_ as error:
             return Answer(None, (), (time.perf_counter() - start) * 1000, refusal=str(error))
         ms = (time.perf_counter() - start) * 1000

@@ -62,7 +62,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages, trim_messa
 
 from bench.context_trace_data import EPHEMERAL_TOOLS, TOOLS, Trace, TraceTurn, build_trace, load_haystack
 from memory.config import Config, load_config
-from memory.context import Message, ToolCall, budget, count_tokens, message_tokens, parse_messages
+from memory.context import ContextRequest, Message, ToolCall, budget, count_tokens, message_tokens, parse_messages
 from memory.context.budget import DEFAULT_OUTPUT_RESERVE
 from memory.context.constraints import BLOCK_HEADER
 from memory.context.tools import canonical
@@ -227,9 +227,9 @@ class Ours:
         """One context call on a copy of the messages; then the same query embedded by the twin model."""
         held = copy.deepcopy(list(messages))
         start = time.perf_counter()
-        result = self.memory.context(self.namespace, held, window=self.window, task_id=self.task_id,
+        result = self.memory.context(ContextRequest(self.namespace, held, window=self.window, task_id=self.task_id,
                                      tools=list(TOOLS), ephemeral_tools=EPHEMERAL_TOOLS, recall=recall,
-                                     output_reserve=RESERVE)
+                                     output_reserve=RESERVE))
         ms = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
         self.twin.encode_query(turn.user)

@@ -25,6 +25,7 @@ from memory.errors import (
 )
 
 if _typing.TYPE_CHECKING:
+    from memory.context import ContextRequest, ContextResult
     from memory.experience import DocumentResult, MemoryTurn, SearchFilters
     from memory.jobs import Job, JobOutcome
     from memory.recall.model import Omitted, RecallItem, RecallResult
@@ -35,6 +36,7 @@ if _typing.TYPE_CHECKING:
 # and a process that needs only the errors or the configuration (a CLI command that asks a running server) should
 # not load the whole library for them.
 _LAZY = {
+    "ContextRequest": "memory.context", "ContextResult": "memory.context",
     "DocumentResult": "memory.experience", "MemoryTurn": "memory.experience", "SearchFilters": "memory.experience",
     "Job": "memory.jobs", "JobOutcome": "memory.jobs",
     "Omitted": "memory.recall.model", "RecallItem": "memory.recall.model", "RecallResult": "memory.recall.model",
@@ -48,6 +50,8 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConflictError",
+    "ContextRequest",
+    "ContextResult",
     "DocumentResult",
     "Health",
     "Job",

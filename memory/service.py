@@ -164,25 +164,14 @@ class Memory:
         budget = self.config.recall.default_budget if budget is None else budget
         return self._recaller.recall(namespace, query, budget, task_id=task_id, filters=filters, min_score=min_score)
 
-    def context(self, namespace: str, messages: Sequence[Any], *, window: int, task_id: str | None = None,
-                tools: Sequence[Any] | None = None, system: str | None = None, query: str | None = None,
-                output_reserve: int | None = None, safety_margin: float | None = None,
-                allocation: str | Mapping[str, float] | None = None, recall: bool = True,
-                filters: Mapping[str, Any] | None = None, min_score: float | None = None,
-                ephemeral_tools: Sequence[str] | None = None,
-                processors: Mapping[str, str] | None = None,
-                parent_task_id: str | None = None, read_tool: bool | None = None) -> ContextResult:
-        """One agent turn fitted into `window` tokens: messages and tools to send, and a report of every token.
+    def context(self, request: ContextRequest) -> ContextResult:
+        """One agent turn fitted into its window: messages and tools to send, and a report of every token.
 
-        memory.context.assemble says what is done, in which order; None takes the [context] setting.
+        memory.context.assemble says what is done, in which order; a field left None takes the [context] setting.
         `parent_task_id` makes the task a sub-task: its parent's context then sees only its `result` items.
         `read_tool` adds the tool an agent reads set-aside texts back with (memory.context.read_tool).
         """
-        return self._assembly().assemble(ContextRequest(
-            namespace=namespace, messages=messages, window=window, task_id=task_id, output_reserve=output_reserve,
-            safety_margin=safety_margin, allocation=allocation, system=system, tools=tools, query=query,
-            recall=recall, filters=filters, min_score=min_score, ephemeral_tools=ephemeral_tools,
-            processors=processors, parent_task_id=parent_task_id, read_tool=read_tool))
+        return self._assembly().assemble(request)
 
     def _recall_for_context(self, namespace: str, query: str, budget: int, task_id: str | None,
                               filters: Mapping[str, Any] | None, min_score: float | None) -> RecallResult:

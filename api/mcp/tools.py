@@ -8,6 +8,7 @@ pays for them in its prompt on every turn (bench/mcp_tools.py counts them).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -125,7 +126,8 @@ def _recall(call: Call) -> Answer:
 
 
 def _context(call: Call) -> Answer:
-    return Answer.of(ContextPublic.of(call.memory.context(call.namespace, call.args.messages, **call.args.options())))
+    turn = dataclasses.replace(call.args.turn(), namespace=call.namespace)
+    return Answer.of(ContextPublic.of(call.memory.context(turn)))
 
 
 def _remember(call: Call) -> Answer:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 from api.schemas.base import Namespace, RequestModel, TaskId
 from api.schemas.recall import RecallFilters
 from memory.context import ALIASES, MAX_SAFETY_MARGIN, PRESETS, PROCESSORS, SHARED, ActionKind, ContextResult
+from memory.context import ContextRequest as Turn
 
 __all__ = [
     "ActionPublic", "BudgetPublic", "ContextPublic", "ContextReportPublic", "ContextRequest", "TokensPublic",
@@ -77,16 +78,11 @@ class ContextRequest(RequestModel):
         description="add the memory_read tool to the answer's tools, so the agent can read back what was set "
                     "aside (default context.read_tool)")
 
-    def options(self) -> dict[str, Any]:
-        """Memory.context's keyword arguments for this request (the route and the CLI both call it with them)."""
-        return {
-            "window": self.window, "task_id": self.task_id, "tools": self.tools, "system": self.system,
-            "query": self.query, "output_reserve": self.output_reserve, "safety_margin": self.safety_margin,
-            "allocation": self.allocation, "recall": self.recall, "min_score": self.min_score,
-            "filters": self.filters.model_dump(exclude_none=True) if self.filters else None,
-            "ephemeral_tools": self.ephemeral_tools, "processors": self.processors,
-            "parent_task_id": self.parent_task_id, "read_tool": self.read_tool,
-        }
+    def turn(self) -> Turn:
+        """The library's request for this body (memory.context.ContextRequest): every field it declares, by name."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(Turn)}
+        fields["filters"] = self.filters.model_dump(exclude_none=True) if self.filters else None
+        return Turn(**fields)
 
 
 class BudgetPublic(BaseModel):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from memory.config import Config
+from memory.context import ContextRequest
 from memory.embedding import Embedder
 from memory.errors import ConfigError, ValidationError
 from memory.service import Memory
@@ -87,7 +88,7 @@ def test_commands_that_read_records_only_never_open_chroma_or_context_assembly(c
     with Memory(config, embedder=embedder, command="recall") as recalling:  # one that searches opens both
         assert "retries" in recalling.recall("u1", "how often does the loader retry?", 300).rendered
         assert recalling.store._chroma is not None
-        assert recalling.context("u1", [{"role": "user", "content": "hi"}], window=4096).report is not None
+        assert recalling.context(ContextRequest("u1", [{"role": "user", "content": "hi"}], window=4096)).report is not None
         assert recalling._assembler is not None
 
 

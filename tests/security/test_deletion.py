@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory as memory_package
+from memory.context import ContextRequest
 from memory.experience.lexical import namespace_token
 from memory.service import Memory
 from memory.store import collection_name
@@ -247,7 +248,7 @@ def test_a_deletion_clears_the_texts_context_assembly_remembered(memory: Memory,
                 for i in range(40)]
     messages.append({"role": "user", "content": f"and {word} now?"})
     for namespace in ("zorb9ns", "zorb9keep"):
-        memory.context(namespace, messages, window=2048, task_id="zorb9t", recall=False)
+        memory.context(ContextRequest(namespace, messages, window=2048, task_id="zorb9t", recall=False))
     assert memory._assembler is not None
     memos = memory._assembler._compaction._memos
     counts = memory._assembler._counter._counts

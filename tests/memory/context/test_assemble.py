@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.context import count_tokens, parse_messages
+from memory.context import ContextRequest, count_tokens, parse_messages
 from memory.context.constraints import BLOCK_HEADER, RESTATE_PREFIX
 from memory.errors import ValidationError
 from memory.experience import MemoryTurn
@@ -62,7 +62,7 @@ def check_fits(memory: Memory, result: Any) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_long_turn_fits_its_window_with_constraints_first_and_restated(memory: Memory, lang: str) -> None:
-    result = memory.context("ns", agent_trace(120, lang=lang), window=8192, tools=[SEARCH], task_id="t1")
+    result = memory.context(ContextRequest("ns", agent_trace(120, lang=lang), window=8192, tools=[SEARCH], task_id="t1"))
     check_fits(memory, result)
     out = result.messages
     assert out[0] == {"role": "system", "content": "You are a research assistant."}
@@ -92,7 +92,7 @@ def test_a_turn_that_fits_goes_as_given(memory: Memory, lang: str) -> None:
                                                 {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]})
     tools = [SEARCH, *({"type": "function", "function": {"name": f"tool_{k}", "description": "x " * 80}}
                        for k in range(40))]
-    result = memory.context("ns", history, window=32768, tools=tools, task_id="t1")
+    result = memory.context(ContextRequest("ns", history, window=32768, tools=tools, task_id="t1"))
     check_fits(memory, result)
     assert result.report.as_given and not result.report.actions and not result.report.tools_left_out
     sent = [m for m in result.messages if not (m["role"] == "system" and m["content"] != history[0]["content"])]
@@ -106,7 +106,7 @@ def test_a_result_too_large_for_the_window_is_reduced_and_read_back_under_the_sa
     history = [{"role": "user", "content": "Which widgets are cheapest?"},
                {"role": "assistant", "content": None, "tool_calls": [call("c1", "query_db")]},
                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(items)}]
-    first = memory.context("ns", history, window=16384, task_id="t1")
+    first = memory.context(ContextRequest("ns", history, window=16384, task_id="t1"))
     check_fits(memory, first)
     (action,) = [a for a in first.report.actions if a.kind == "processed"]
     assert action.index == 2 and action.detail == "json" and action.key
@@ -114,8 +114,8 @@ def test_a_result_too_large_for_the_window_is_reduced_and_read_back_under_the_sa
     assert sent.startswith("[showing items 1-") and action.key in sent and '"tags":["a","t' in sent
     assert first.report.tokens["total"] > 0.8 * first.report.budget.available  # the room is used, not 5 rows
     assert memory.tasks.read("ns", "t1", action.key).text == history[2]["content"]
-    again = memory.context("ns", [*history, {"role": "assistant", "content": "w-0."},
-                                  {"role": "user", "content": "And the next?"}], window=16384, task_id="t1")
+    again = memory.context(ContextRequest("ns", [*history, {"role": "assistant", "content": "w-0."},
+                                  {"role": "user", "content": "And the next?"}], window=16384, task_id="t1"))
     (later,) = [a for a in again.report.actions if a.kind == "processed"]
     assert later.key == action.key and len(memory.tasks.list_items("ns", "t1")) == 1  # stored once
 
@@ -126,7 +126,7 @@ def test_turns_append_to_the_history_and_keep_the_prefix_until_a_constraint_chan
     changes = appended = turns = 0
     for t in range(30):
         history = history[:-1] + agent_trace(t + 1)[-5:]  # the next turn's question, search, answer, question
-        result = memory.context("ns", history, window=32768, tools=[SEARCH], task_id="t1")
+        result = memory.context(ContextRequest("ns", history, window=32768, tools=[SEARCH], task_id="t1"))
         check_fits(memory, result)
         if previous is not None:
             turns += 1
@@ -138,7 +138,7 @@ def test_turns_append_to_the_history_and_keep_the_prefix_until_a_constraint_chan
     assert changes == 0
     assert appended / turns >= 0.8, f"history append-only in {appended} of {turns} turns"
     memory.facts.pin("ns", text="Always answer in French.")
-    after = memory.context("ns", history, window=32768, tools=[SEARCH], task_id="t1")
+    after = memory.context(ContextRequest("ns", history, window=32768, tools=[SEARCH], task_id="t1"))
     assert after.report.prefix_hash != previous.report.prefix_hash and "French" in after.messages[1]["content"]
 
 
@@ -150,11 +150,11 @@ def test_constraints_in_user_messages_bind_their_task(memory: Memory, text: str)
     namespace, and goes when the task ends."""
     history = [{"role": "user", "content": text}, {"role": "assistant", "content": "OK."},
                {"role": "user", "content": "Go on."}]
-    result = memory.context("ns", history, window=8192, task_id="t9")
+    result = memory.context(ContextRequest("ns", history, window=8192, task_id="t9"))
     facts = memory.facts.list_facts("ns")
     assert facts and {f.scope for f in facts} == {"session:t9"}, facts
     assert [m["content"] for m in result.messages] == [m["content"] for m in history]  # said once: where it was
-    other = memory.context("ns", [{"role": "user", "content": "Go on."}], window=8192, task_id="t10")
+    other = memory.context(ContextRequest("ns", [{"role": "user", "content": "Go on."}], window=8192, task_id="t10"))
     assert all(f.text not in m["content"] for f in facts for m in other.messages)
     memory.tasks.end_task("ns", "t9")
     assert memory.facts.list_facts("ns") == []
@@ -163,16 +163,16 @@ def test_constraints_in_user_messages_bind_their_task(memory: Memory, text: str)
 def test_retrieval_comes_from_memory_and_facts_stay_in_their_block(memory: Memory) -> None:
     memory.add_document("ns", ABSTRACT + "\n\n" + ZH, title="La Rance")
     memory.remember("ns", [MemoryTurn(text="预算不超过500元。", speaker="user")])
-    result = memory.context("ns", [{"role": "user", "content": "When did the La Rance tidal station open?"}],
-                            window=8192)
+    result = memory.context(ContextRequest("ns", [{"role": "user", "content": "When did the La Rance tidal station open?"}],
+                            window=8192))
     check_fits(memory, result)
     (block, retrieval, question) = result.messages
     assert question["role"] == "user"
     assert block["content"].startswith(BLOCK_HEADER) and "500元" in block["content"]
     assert "1966" in retrieval["content"] and "500元" not in retrieval["content"]
     assert result.report.retrieved >= 1 and result.report.tokens["retrieval"] > 0
-    off = memory.context("ns", [{"role": "user", "content": "When did the La Rance tidal station open?"}],
-                         window=8192, recall=False)
+    off = memory.context(ContextRequest("ns", [{"role": "user", "content": "When did the La Rance tidal station open?"}],
+                         window=8192, recall=False))
     assert len(off.messages) == 2 and off.report.tokens["retrieval"] == 0
 
 
@@ -185,8 +185,8 @@ def test_schemas_over_their_share_keep_the_pinned_and_the_relevant_sorted_by_nam
     tools = [tool(f"tool_{k:02d}", f"Does unrelated thing number {k}") for k in range(30)]
     tools += [tool("convert_currency", "Convert an amount of money between currencies"),
               tool("zz_read_file", "Read a file from the workspace", pinned=True)]
-    result = memory.context("ns", [{"role": "user", "content": "Convert 20 euros to yen, please."}], window=8192,
-                            tools=list(reversed(tools)))
+    result = memory.context(ContextRequest("ns", [{"role": "user", "content": "Convert 20 euros to yen, please."}], window=8192,
+                            tools=list(reversed(tools))))
     names = [t["function"]["name"] for t in result.tools]
     assert names == sorted(names) and "zz_read_file" in names and "convert_currency" in names
     assert 0 < len(names) < len(tools) and all("pinned" not in t for t in result.tools)
@@ -203,9 +203,9 @@ def test_processors_reduce_results_by_content_unless_a_tool_says_none(memory: Me
     history = [{"role": "user", "content": "Find tidal papers." if lang == "en" else "找潮汐发电的论文。"},
                {"role": "assistant", "content": None, "tool_calls": [call("c1", "search_papers")]},
                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(items, ensure_ascii=False)}]
-    fits = memory.context("ns", history, window=32768, task_id="t1")
+    fits = memory.context(ContextRequest("ns", history, window=32768, task_id="t1"))
     assert fits.report.as_given and not fits.report.actions  # under the watermark: nothing is processed
-    result = memory.context("ns", history, window=4096, task_id="t1")
+    result = memory.context(ContextRequest("ns", history, window=4096, task_id="t1"))
     check_fits(memory, result)
     (action,) = [a for a in result.report.actions if a.kind == "processed"]
     assert action.detail == "json" and action.index == 2
@@ -214,7 +214,7 @@ def test_processors_reduce_results_by_content_unless_a_tool_says_none(memory: Me
     assert first.startswith("[") and ("abstract" in first or "of 50" in first)  # it says what it left out
     assert '"id":0,' in sent and '"authors":["A","B"]' in sent  # no field of an item it shows is dropped
     assert memory.tasks.read("ns", "t1", action.key).text == history[2]["content"]
-    plain = memory.context("ns", history, window=4096, task_id="t1", processors={"search_papers": "none"})
+    plain = memory.context(ContextRequest("ns", history, window=4096, task_id="t1", processors={"search_papers": "none"}))
     assert not [a for a in plain.report.actions if a.kind == "processed"]
     check_fits(memory, plain)
 
@@ -227,7 +227,7 @@ def test_ephemeral_tool_results_count_only_in_their_turn(memory: Memory) -> None
                {"role": "user", "content": "谢谢，再查一下时间。"},
                {"role": "assistant", "content": None, "tool_calls": [call("t2", "get_time")]},
                {"role": "tool", "tool_call_id": "t2", "content": "18:05"}]
-    result = memory.context("ns", history, window=8192, ephemeral_tools=["get_time"], recall=False)
+    result = memory.context(ContextRequest("ns", history, window=8192, ephemeral_tools=["get_time"], recall=False))
     contents = [m["content"] for m in result.messages]
     assert "18:00" not in contents and "18:05" in contents
     assert [a.index for a in result.report.actions if a.kind == "dropped_ephemeral"] == [1, 2]
@@ -254,7 +254,7 @@ def test_bad_requests_get_one_sentence_and_change_nothing(memory: Memory, change
                                "window": 8192, **change}
     messages = request.pop("messages")
     with pytest.raises(ValidationError, match=expected.replace("[", r"\[").replace("]", r"\]")):
-        memory.context("ns", messages, **request)
+        memory.context(ContextRequest("ns", messages, **request))
     assert memory.facts.list_facts("ns") == [] and memory.store.db.execute("SELECT count(*) FROM task_items").fetchone()[0] == 0
 
 
@@ -282,7 +282,7 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
 def test_any_history_comes_back_valid_and_within_its_budget(memory: Memory, history: list[dict[str, Any]],
                                                              window: int) -> None:
     try:
-        result = memory.context("ns", history, window=window, task_id="t1", ephemeral_tools=["get_time"])
+        result = memory.context(ContextRequest("ns", history, window=window, task_id="t1", ephemeral_tools=["get_time"]))
     except ValidationError as error:  # only what is never cut may be refused for size (pinned, the current turn)
         assert any(part in str(error) for part in ("pinned", "current turn", "latest user message")), error
         return
@@ -295,10 +295,10 @@ def test_a_processed_result_pruned_later_points_at_its_original(memory: Memory) 
                {"role": "assistant", "content": None, "tool_calls": [call("first", "search_papers")]},
                {"role": "tool", "tool_call_id": "first", "content": json.dumps(items, ensure_ascii=False)},
                {"role": "user", "content": "哪篇讲布列塔尼？"}]
-    result = memory.context("ns", history, window=4096, task_id="t1", recall=False)
+    result = memory.context(ContextRequest("ns", history, window=4096, task_id="t1", recall=False))
     (processed,) = [a for a in result.report.actions if a.kind == "processed"]
     pinned = [{**history[0], "pinned": True}, *history[1:3], {"role": "user", "content": "哪篇讲布列塔尼？" * 200}]
-    squeezed = memory.context("ns", pinned, window=4096, task_id="t1", recall=False)
+    squeezed = memory.context(ContextRequest("ns", pinned, window=4096, task_id="t1", recall=False))
     (pruned,) = [a for a in squeezed.report.actions if a.kind == "pruned"]
     assert pruned.key == processed.key and memory.tasks.read("ns", "t1", pruned.key).text == history[2]["content"]
 
@@ -313,7 +313,7 @@ def test_a_long_tool_loop_after_the_question_is_compacted_naming_its_calls(memor
                      "tool_calls": [call(f"c{i}", "read_file", json.dumps({"path": f"/var/log/app-{i}.log"}))]},
                     {"role": "tool", "tool_call_id": f"c{i}", "content": " ".join(line.replace("{j}", str(j))
                                                                                   for j in range(400))}]
-    result = memory.context("ns", history, window=8192, recall=False, task_id="t1")
+    result = memory.context(ContextRequest("ns", history, window=8192, recall=False, task_id="t1"))
     check_fits(memory, result)
     assert result.messages[0] == history[0]  # the question stays; the loop's oldest units are summarised after it
     assert "compacted" in {a.kind for a in result.report.actions}
@@ -330,9 +330,9 @@ def test_a_long_tool_loop_after_the_question_is_compacted_naming_its_calls(memor
 def test_pinned_tools_are_never_left_out_and_must_fit(memory: Memory) -> None:
     big = {"type": "function", "pinned": True, "function": {"name": "huge", "description": "d " * 20000}}
     with pytest.raises(ValidationError, match="pinned tools"):
-        memory.context("ns", [{"role": "user", "content": "go"}], window=8192, recall=False, tools=[big])
+        memory.context(ContextRequest("ns", [{"role": "user", "content": "go"}], window=8192, recall=False, tools=[big]))
     small = {**big, "function": {"name": "huge", "description": "Reads everything."}}
-    result = memory.context("ns", [{"role": "user", "content": "go"}], window=8192, recall=False, tools=[small])
+    result = memory.context(ContextRequest("ns", [{"role": "user", "content": "go"}], window=8192, recall=False, tools=[small]))
     assert [t["function"]["name"] for t in result.tools] == ["huge"]
 
 
@@ -353,24 +353,24 @@ def test_retrieval_searches_for_what_the_task_is_about(memory: Memory, lang: str
                {"role": "user", "content": "Write the full plan." if lang == "en" else "写出完整的计划。"}]
     # The default encoder is English: Chinese passages score lower, and the test asks for less (min_score).
     floor = None if lang == "en" else 0.1
-    result = memory.context("ns", history, window=8192, min_score=floor)
+    result = memory.context(ContextRequest("ns", history, window=8192, min_score=floor))
     retrieval = [m["content"] for m in result.messages if m["role"] == "system"]
     assert retrieval and ("1966" in retrieval[0]) and ("furniture" not in retrieval[0] and "家具" not in retrieval[0])
-    alone = memory.context("ns", history[-1:], window=8192, min_score=floor)  # the generic message alone
+    alone = memory.context(ContextRequest("ns", history[-1:], window=8192, min_score=floor))  # the generic message alone
     assert all("1966" not in m["content"] for m in alone.messages)
-    nothing = memory.context("ns", [{"role": "user", "content": "zzqx vlorp?"}], window=8192)
+    nothing = memory.context(ContextRequest("ns", [{"role": "user", "content": "zzqx vlorp?"}], window=8192))
     assert nothing.report.retrieved == 0 and nothing.report.tokens["retrieval"] == 0
 
 
 def test_the_read_tool_is_offered_counted_and_cannot_be_shadowed(memory: Memory) -> None:
     history = [{"role": "user", "content": "go"}]
-    result = memory.context("ns", history, window=8192, recall=False, read_tool=True, tools=[SEARCH])
+    result = memory.context(ContextRequest("ns", history, window=8192, recall=False, read_tool=True, tools=[SEARCH]))
     assert [t["function"]["name"] for t in result.tools] == ["search_papers", "memory_read"]
     check_fits(memory, result)
     mine = {"type": "function", "function": {"name": "memory_read", "description": "my own"}}
     with pytest.raises(ValidationError, match="read tool's name"):
-        memory.context("ns", history, window=8192, recall=False, read_tool=True, tools=[mine])
-    assert memory.context("ns", history, window=8192, recall=False, tools=[mine]).tools[0]["function"] == \
+        memory.context(ContextRequest("ns", history, window=8192, recall=False, read_tool=True, tools=[mine]))
+    assert memory.context(ContextRequest("ns", history, window=8192, recall=False, tools=[mine])).tools[0]["function"] == \
         mine["function"]
 
 
@@ -382,10 +382,10 @@ def test_under_pressure_the_tools_the_history_called_stay(memory: Memory) -> Non
         history += [{"role": "assistant", "content": None, "tool_calls": [call(f"c{k}", f"tool_{k:02d}")]},
                     {"role": "tool", "tool_call_id": f"c{k}", "content": "ok"}]
     history.append({"role": "user", "content": "Next."})
-    result = memory.context("ns", history, window=8192, recall=False, task_id="called", tools=tools)
+    result = memory.context(ContextRequest("ns", history, window=8192, recall=False, task_id="called", tools=tools))
     kept = {t["function"]["name"] for t in result.tools}
     assert result.report.tools_left_out and {"tool_03", "tool_17", "tool_29"} <= kept
-    again = memory.context("ns", [*history, {"role": "assistant", "content": "OK."},
+    again = memory.context(ContextRequest("ns", [*history, {"role": "assistant", "content": "OK."},
                                   {"role": "user", "content": "Something else entirely."}],
-                           window=8192, recall=False, task_id="called", tools=tools)
+                           window=8192, recall=False, task_id="called", tools=tools))
     assert again.report.prefix_hash == result.report.prefix_hash  # the selection is kept while it fits

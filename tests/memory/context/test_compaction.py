@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memory.config import Config
-from memory.context import parse_messages
+from memory.context import ContextRequest, parse_messages
 from memory.context.compaction import boundary, instructions
 from memory.context.identifiers import identifiers
 from memory.context.messages import group
@@ -43,7 +43,7 @@ def compacted(result: Any) -> list[Any]:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_long_history_is_summarised_not_cut_and_fits(memory: Memory, lang: str) -> None:
     messages = session(120, lang)
-    result = memory.context("ns", messages, window=8192, tools=[SEARCH], task_id="t1", recall=False)
+    result = memory.context(ContextRequest("ns", messages, window=8192, tools=[SEARCH], task_id="t1", recall=False))
     check_fits(memory, result)
     report = result.report
     assert compacted(result) and report.summary is not None and report.summary.created
@@ -70,7 +70,7 @@ def test_compaction_waits_for_the_watermark_and_then_for_it_again(memory: Memory
     previous: tuple[Any, ...] | None = None
     kept_prefix = 0
     for n in range(10, 90):
-        result = memory.context("ns", session(n), window=8192, tools=[SEARCH], task_id="grow", recall=False)
+        result = memory.context(ContextRequest("ns", session(n), window=8192, tools=[SEARCH], task_id="grow", recall=False))
         check_fits(memory, result)
         if compacted(result):
             runs.append(n)
@@ -97,8 +97,8 @@ def test_constraints_survive_fifty_compactions(memory: Memory, lang: str) -> Non
     in passing, and so does every assembled turn."""
     made = 0
     for n in range(6, 200, 2):
-        result = memory.context("ns", session(n, lang), window=6144, tools=[SEARCH], task_id=f"c-{lang}",
-                                recall=False, output_reserve=1024)
+        result = memory.context(ContextRequest("ns", session(n, lang), window=6144, tools=[SEARCH], task_id=f"c-{lang}",
+                                recall=False, output_reserve=1024))
         made += bool(compacted(result))
         text = "\n".join(m["content"] or "" for m in result.messages)
         assert CONSTRAINTS[lang][1] in text and IN_PASSING[lang] in text, n
@@ -122,7 +122,7 @@ def test_constraints_survive_fifty_compactions(memory: Memory, lang: str) -> Non
 
 def test_identifiers_of_a_compacted_span_are_in_the_summary_or_behind_its_reference(memory: Memory) -> None:
     messages = session(60)
-    result = memory.context("ns", messages, window=8192, task_id="ids", recall=False)
+    result = memory.context(ContextRequest("ns", messages, window=8192, task_id="ids", recall=False))
     version = memory.tasks.summary("ns", "ids", result.report.summary.version)
     keys = version.references
     assert keys and all(k in version.text for k in keys)
@@ -151,7 +151,7 @@ def test_failed_attempts_retried_and_errors_fixed_later_are_forgotten_first(memo
         messages += [{"role": "user", "content": f"Step {t}: explain the fix in more detail."},
                      {"role": "assistant", "content": f"Detail {t}: " + "the parser reads ISO dates. " * 30}]
     messages.append({"role": "user", "content": "Anything left to do?"})
-    result = memory.context("ns", messages, window=6144, output_reserve=1024, task_id="fix", recall=False)
+    result = memory.context(ContextRequest("ns", messages, window=6144, output_reserve=1024, task_id="fix", recall=False))
     version = memory.tasks.summary("ns", "fix", result.report.summary.version)
     reasons = {d["reason"].split(":")[0] for d in version.dropped}
     assert {"failed, tried again later", "done later", "rejected option"} <= reasons, version.dropped
@@ -161,22 +161,22 @@ def test_failed_attempts_retried_and_errors_fixed_later_are_forgotten_first(memo
 
 def test_an_edited_history_gets_a_new_summary_not_the_stale_one(memory: Memory) -> None:
     messages = session(80)
-    first = memory.context("ns", messages, window=8192, task_id="edit", recall=False)
+    first = memory.context(ContextRequest("ns", messages, window=8192, task_id="edit", recall=False))
     assert first.report.summary.version == 1
     edited = [dict(m) for m in messages]
     edited[6] = {**edited[6], "content": "Question 1: what do the papers say about wave power instead?"}
-    again = memory.context("ns", edited, window=8192, task_id="edit", recall=False)
+    again = memory.context(ContextRequest("ns", edited, window=8192, task_id="edit", recall=False))
     assert again.report.summary.version == 2 and again.report.summary.created
     assert any("summarised afresh" in w for w in again.report.warnings)
-    same = memory.context("ns", edited, window=8192, task_id="edit", recall=False)
+    same = memory.context(ContextRequest("ns", edited, window=8192, task_id="edit", recall=False))
     assert same.report.summary.version == 2 and not same.report.summary.created
     assert same.messages == again.messages
 
 
 def test_a_smaller_window_writes_a_smaller_summary(memory: Memory) -> None:
     messages = session(100)
-    big = memory.context("ns", messages, window=32768, task_id="shrink", recall=False)
-    small = memory.context("ns", messages, window=6144, output_reserve=1024, task_id="shrink", recall=False)
+    big = memory.context(ContextRequest("ns", messages, window=32768, task_id="shrink", recall=False))
+    small = memory.context(ContextRequest("ns", messages, window=6144, output_reserve=1024, task_id="shrink", recall=False))
     check_fits(memory, small)
     assert small.report.summary.created and small.report.summary.version > (big.report.summary.version
                                                                              if big.report.summary else 0)
@@ -185,11 +185,11 @@ def test_a_smaller_window_writes_a_smaller_summary(memory: Memory) -> None:
 def test_a_sub_tasks_history_never_enters_its_parents_context(memory: Memory) -> None:
     memory.tasks.add("ns", "parent", "plan", "Survey tidal power stations.")
     child = session(80)
-    result = memory.context("ns", child, window=8192, task_id="child", parent_task_id="parent", recall=False)
+    result = memory.context(ContextRequest("ns", child, window=8192, task_id="child", parent_task_id="parent", recall=False))
     assert result.report.summary is not None
     memory.tasks.add("ns", "child", "result", "Conclusion: La Rance (1966) was the largest for 45 years.")
-    parent = memory.context("ns", [{"role": "user", "content": "What did the survey of La Rance conclude?"}],
-                            window=8192, task_id="parent")
+    parent = memory.context(ContextRequest("ns", [{"role": "user", "content": "What did the survey of La Rance conclude?"}],
+                            window=8192, task_id="parent"))
     text = "\n".join(m["content"] or "" for m in parent.messages)
     assert "Conclusion: La Rance (1966)" in text
     assert "## Summary" not in text and "messages[" not in text
@@ -197,7 +197,7 @@ def test_a_sub_tasks_history_never_enters_its_parents_context(memory: Memory) ->
 
 def test_compaction_off_leaves_the_oldest_out_as_before(config: Config, embedder: Embedder) -> None:
     with Memory(config.replace("context", compact=False), embedder=embedder) as memory:
-        result = memory.context("ns", session(120), window=8192, task_id="off", recall=False)
+        result = memory.context(ContextRequest("ns", session(120), window=8192, task_id="off", recall=False))
     assert result.report.summary is None and "truncated" in {a.kind for a in result.report.actions}
 
 
@@ -230,7 +230,7 @@ def test_json_in_the_history_is_never_cut_inside(memory: Memory) -> None:
     for t in range(50):
         messages += [{"role": "user", "content": f"Table {t}?"}, {"role": "assistant", "content": blob}]
     messages.append({"role": "user", "content": "Summarise."})
-    result = memory.context("ns", messages, window=6144, output_reserve=1024, task_id="json", recall=False)
+    result = memory.context(ContextRequest("ns", messages, window=6144, output_reserve=1024, task_id="json", recall=False))
     summary = next(m["content"] for m in result.messages if (m["content"] or "").startswith("## Summary"))
     assert blob[:200] not in summary  # pasted data is not a sentence of the brief
     for m in result.messages[2:]:
@@ -247,7 +247,7 @@ def test_a_large_constraints_block_and_a_summary_still_fit_a_small_window(memory
                          if lang == "en" else f"不要改动旧计费系统的第{i}个模块")
     memory.remember("ns", [MemoryTurn("La Rance opened in 1966.", speaker="user")])
     for n in (60, 90, 120):
-        result = memory.context("ns", session(n, lang), window=6144, output_reserve=1024, task_id=f"big-{lang}")
+        result = memory.context(ContextRequest("ns", session(n, lang), window=6144, output_reserve=1024, task_id=f"big-{lang}"))
         check_fits(memory, result)
         assert result.report.summary is not None and result.report.tokens["constraints"] > 1500
 
@@ -257,7 +257,7 @@ def test_a_long_pasted_message_does_not_shrink_the_stored_summary(memory: Memory
     """A turn whose message fills most of the window sends a shortened summary for that turn only; the stored
     version, and what the next turns get, are the summary as it was."""
     messages = session(100, lang)
-    first = memory.context("ns", messages, window=8192, task_id=f"paste-{lang}", recall=False)
+    first = memory.context(ContextRequest("ns", messages, window=8192, task_id=f"paste-{lang}", recall=False))
     version = first.report.summary.version
     stored = memory.tasks.summary("ns", f"paste-{lang}", version)
     # Sized to leave this turn less room than the stored summary takes.
@@ -266,9 +266,9 @@ def test_a_long_pasted_message_does_not_shrink_the_stored_summary(memory: Memory
     pasted = line
     while memory.counter.count(pasted + line) < room - stored.tokens - 12:
         pasted += line
-    squeezed = memory.context("ns", [*messages, {"role": "assistant", "content": "OK."},
+    squeezed = memory.context(ContextRequest("ns", [*messages, {"role": "assistant", "content": "OK."},
                                      {"role": "user", "content": pasted}], window=8192, task_id=f"paste-{lang}",
-                              recall=False)
+                              recall=False))
     check_fits(memory, squeezed)
     assert squeezed.report.summary.version == version and not squeezed.report.summary.created
     assert any("stored version is unchanged" in w for w in squeezed.report.warnings)
@@ -292,7 +292,7 @@ def test_facts_of_compacted_messages_are_in_the_summary_and_pinned_ones_in_the_b
         messages += [{"role": "user", "content": said},
                      {"role": "assistant", "content": ("Noted. " if lang == "en" else "好的。") * 40}]
     messages.append({"role": "user", "content": "Plan the next trip." if lang == "en" else "帮我规划下一次旅行。"})
-    result = memory.context("ns", messages, window=8192, task_id=f"cap-{lang}", recall=False)
+    result = memory.context(ContextRequest("ns", messages, window=8192, task_id=f"cap-{lang}", recall=False))
     check_fits(memory, result)
     block = result.messages[1]["content"]
     assert ("metric units" if lang == "en" else "公制单位") in block and "湖" not in block and "lake" not in block
@@ -310,9 +310,9 @@ def test_a_larger_window_is_not_held_to_a_small_summary(memory: Memory, lang: st
     """A summary written for a small window is not reused when the window grows: the turn is fitted afresh, as
     given when it fits, else with a summary the larger room pays for."""
     messages = session(100, lang)
-    small = memory.context("ns", messages, window=2048, task_id=f"grow-{lang}", recall=False)
+    small = memory.context(ContextRequest("ns", messages, window=2048, task_id=f"grow-{lang}", recall=False))
     assert small.report.summary is not None and small.report.summary.created
-    big = memory.context("ns", messages, window=32768, task_id=f"grow-{lang}", recall=False)
+    big = memory.context(ContextRequest("ns", messages, window=32768, task_id=f"grow-{lang}", recall=False))
     check_fits(memory, big)
     assert big.report.summary is None or big.report.summary.tokens > 2 * small.report.summary.tokens
     assert big.report.tokens["total"] > 0.4 * big.report.budget.available

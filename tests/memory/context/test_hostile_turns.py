@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from memory.context import ContextRequest
 from memory.context.tool_vectors import ToolVectors
 from memory.embedding import Embedder
 from memory.service import Memory
@@ -45,7 +46,7 @@ HOSTILE = {
 def test_hostile_results_and_arguments_are_packed_within_the_window(memory: Memory, case: str, window: int,
                                                                     lang: str) -> None:
     result, arguments = HOSTILE[case]
-    packed = memory.context("u1", _conversation(result, arguments, lang=lang), window=window, task_id=f"t-{window}")
+    packed = memory.context(ContextRequest("u1", _conversation(result, arguments, lang=lang), window=window, task_id=f"t-{window}"))
     check_fits(memory, packed)
     assert packed.report.actions  # under pressure: something was reduced
 
@@ -53,7 +54,7 @@ def test_hostile_results_and_arguments_are_packed_within_the_window(memory: Memo
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_an_id_used_again_keeps_each_answer_with_its_own_tool(memory: Memory, lang: str) -> None:
     # Every call has the id "c1", as some agents' traces do: what is reduced is named by the tool that answered.
-    packed = memory.context("u1", _conversation("row " * 2_000, lang=lang, ids="c1"), window=2048, task_id="t-ids")
+    packed = memory.context(ContextRequest("u1", _conversation("row " * 2_000, lang=lang, ids="c1"), window=2048, task_id="t-ids"))
     named = {a.index: a.tool for a in packed.report.actions if a.index is not None and a.tool}
     assert named, packed.report.actions
     for index, tool in named.items():
@@ -81,8 +82,8 @@ def test_deleting_a_namespace_forgets_its_tool_vectors(memory: Memory) -> None:
     tools = [{"type": "function", "function": {"name": f"tool_{i}", "description": f"does thing {i} " * 60,
                                                "parameters": {"type": "object", "properties": {}}}}
              for i in range(30)]
-    memory.context("gone", _conversation("row " * 2_000), window=4096, tools=tools, task_id="t-tools")
-    memory.context("kept", _conversation("row " * 2_000), window=4096, tools=tools, task_id="t-tools")
+    memory.context(ContextRequest("gone", _conversation("row " * 2_000), window=4096, tools=tools, task_id="t-tools"))
+    memory.context(ContextRequest("kept", _conversation("row " * 2_000), window=4096, tools=tools, task_id="t-tools"))
     assert memory._tool_vectors._vectors.namespaces() >= {"gone", "kept"}
     memory.delete_namespace("gone")
     assert "gone" not in memory._tool_vectors._vectors.namespaces()
@@ -91,7 +92,7 @@ def test_deleting_a_namespace_forgets_its_tool_vectors(memory: Memory) -> None:
 
 @pytest.mark.parametrize("pinned", ["Never use tabs.", "以后不要用表格。"], ids=["en", "zh"])
 def test_a_delete_forgets_its_own_namespace_s_caches_only(memory: Memory, pinned: str) -> None:
-    memory.context("alice", _conversation("row " * 500), window=32_768, task_id="t-warm")
+    memory.context(ContextRequest("alice", _conversation("row " * 500), window=32_768, task_id="t-warm"))
     counts = memory._assembler._counter._counts
     warm = len(counts)
     assert warm and counts.namespaces() == {"alice"}
@@ -100,7 +101,7 @@ def test_a_delete_forgets_its_own_namespace_s_caches_only(memory: Memory, pinned
     memory.experience.delete_namespace("bob")
     memory.tasks.purge_expired()
     assert len(counts) == warm
-    memory.context("bob", _conversation("line " * 500), window=32_768, task_id="t-warm")
+    memory.context(ContextRequest("bob", _conversation("line " * 500), window=32_768, task_id="t-warm"))
     memory.facts.pin("bob", text=pinned)
     assert counts.namespaces() == {"alice", "bob"}
     memory.facts.delete_namespace("bob")  # a real delete: bob's text may be in any cache, alice's is not

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memory.config import Config
+from memory.context import ContextRequest
 from memory.embedding import Embedder
 from memory.errors import ValidationError
 from memory.service import Memory
@@ -38,18 +39,18 @@ def stated(memory: Memory, phrase: str) -> list[Any]:
 def test_a_deleted_fact_stays_deleted_across_turns_and_restarts(config: Config, embedder: Embedder,
                                                                 lang: str) -> None:
     with Memory(config, embedder=embedder) as memory:
-        memory.context("ns", chat(lang), window=8192, task_id="t1")
+        memory.context(ContextRequest("ns", chat(lang), window=8192, task_id="t1"))
         (fact,) = stated(memory, RULE[lang][1])
         memory.facts.delete("ns", fact.id)
-        memory.context("ns", chat(lang, "more" if lang == "en" else "再来"), window=8192, task_id="t1")
+        memory.context(ContextRequest("ns", chat(lang, "more" if lang == "en" else "再来"), window=8192, task_id="t1"))
         assert stated(memory, RULE[lang][1]) == []
     with Memory(config, embedder=embedder) as memory:  # a restart: nothing in process memory
-        memory.context("ns", chat(lang, "more", "again"), window=8192, task_id="t1")
+        memory.context(ContextRequest("ns", chat(lang, "more", "again"), window=8192, task_id="t1"))
         assert stated(memory, RULE[lang][1]) == []
         # Said again in other words, it is the user's wish again.
-        memory.context("ns", [*chat(lang, "more", "again")[:-1], {"role": "user", "content": AGAIN[lang]},
+        memory.context(ContextRequest("ns", [*chat(lang, "more", "again")[:-1], {"role": "user", "content": AGAIN[lang]},
                               {"role": "assistant", "content": "OK."}, {"role": "user", "content": "Go."}],
-                       window=8192, task_id="t1")
+                       window=8192, task_id="t1"))
         assert len(stated(memory, RULE[lang][1])) == 1
 
 
@@ -65,7 +66,7 @@ def test_an_older_message_never_rolls_a_fact_back(memory: Memory, lang: str) -> 
     for text in said:
         history += [{"role": "user", "content": text}, {"role": "assistant", "content": "OK."}]
     history.append({"role": "user", "content": "Plan it." if lang == "en" else "安排吧。"})
-    memory.context("ns", history, window=8192, task_id="t1")
+    memory.context(ContextRequest("ns", history, window=8192, task_id="t1"))
     after = memory.facts.list_facts("ns")
     assert not [f for f in after if "500" in f.text or "800" in f.text], after
     assert {f.id for f in before} <= {f.id for f in after}
@@ -74,13 +75,13 @@ def test_an_older_message_never_rolls_a_fact_back(memory: Memory, lang: str) -> 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_tasks_constraints_go_with_it_and_do_not_reach_a_new_conversation(memory: Memory, lang: str) -> None:
     german = "For this task: answer only in German." if lang == "en" else "这个任务只用德语回答。"
-    first = memory.context("ns", [{"role": "user", "content": german}, {"role": "assistant", "content": "Ja."},
-                                  {"role": "user", "content": HELLO[lang]}], window=8192, task_id="conv")
+    first = memory.context(ContextRequest("ns", [{"role": "user", "content": german}, {"role": "assistant", "content": "Ja."},
+                                  {"role": "user", "content": HELLO[lang]}], window=8192, task_id="conv"))
     assert first.report.task_id == "conv" and memory.facts.list_facts("ns")
     assert {f.scope for f in memory.facts.list_facts("ns")} == {"session:conv"}
     memory.tasks.end_task("ns", "conv")
     assert memory.facts.list_facts("ns") == []
-    again = memory.context("ns", [{"role": "user", "content": HELLO[lang]}], window=8192, task_id="conv")
+    again = memory.context(ContextRequest("ns", [{"role": "user", "content": HELLO[lang]}], window=8192, task_id="conv"))
     assert all("German" not in m["content"] and "德语" not in m["content"] for m in again.messages)
 
 
@@ -90,13 +91,13 @@ def test_two_conversations_that_begin_alike_never_share_a_derived_task(memory: M
     german = "For this task: answer only in German." if lang == "en" else "这个任务只用德语回答。"
     one = [system, {"role": "user", "content": HELLO[lang]}, {"role": "assistant", "content": "Hello!"},
            {"role": "user", "content": german}]
-    first = memory.context("ns", one, window=8192)
-    again = memory.context("ns", [*one, {"role": "assistant", "content": "Ja."},
-                                  {"role": "user", "content": "Gut." if lang == "en" else "好。"}], window=8192)
+    first = memory.context(ContextRequest("ns", one, window=8192))
+    again = memory.context(ContextRequest("ns", [*one, {"role": "assistant", "content": "Ja."},
+                                  {"role": "user", "content": "Gut." if lang == "en" else "好。"}], window=8192))
     assert again.report.task_id == first.report.task_id  # one conversation keeps its task
     other = [system, {"role": "user", "content": HELLO[lang]}, {"role": "assistant", "content": "Hello!"},
              {"role": "user", "content": "What is 2 + 2?" if lang == "en" else "2加2等于几？"}]
-    second = memory.context("ns", other, window=8192)
+    second = memory.context(ContextRequest("ns", other, window=8192))
     assert second.report.task_id != first.report.task_id
     text = "\n".join(str(m["content"]) for m in second.messages)
     assert "German" not in text and "德语" not in text
@@ -111,11 +112,11 @@ def test_a_refused_turn_stores_nothing(memory: Memory, lang: str) -> None:
         {"role": "tool", "tool_call_id": "c1", "content": result},
         {"role": "user", "content": "\x00\x00\x00"}]
     with pytest.raises(ValidationError, match=r"messages\[3\] \(user\) has no content"):
-        memory.context("ns", history, window=4096, task_id="t1")
+        memory.context(ContextRequest("ns", history, window=4096, task_id="t1"))
     pinned = [*history[:3], {"role": "user", "content": ("long " if lang == "en" else "很长") * 3000, "pinned": True},
               {"role": "assistant", "content": "OK."}, {"role": "user", "content": "Go on."}]
     with pytest.raises(ValidationError, match="pinned"):
-        memory.context("ns", pinned, window=4096, task_id="t1")
+        memory.context(ContextRequest("ns", pinned, window=4096, task_id="t1"))
     assert memory.facts.list_facts("ns") == [] and memory.store.db.execute("SELECT count(*) FROM task_items").fetchone()[0] == 0
     assert memory.tasks.list_tasks("ns") == []
 
@@ -128,11 +129,11 @@ def test_a_restart_answers_the_same(config: Config, embedder: Embedder, lang: st
              for k in range(20)]
     history = chat(lang, *(f"step {k}: " + "details " * 200 for k in range(30)))
     with Memory(config, embedder=embedder) as memory:
-        first = memory.context("ns", history, window=8192, task_id="t1", tools=tools, recall=False)
+        first = memory.context(ContextRequest("ns", history, window=8192, task_id="t1", tools=tools, recall=False))
         assert not first.report.as_given and first.report.tools_left_out and first.report.summary is not None
-        twice = memory.context("ns", history, window=8192, task_id="t1", tools=tools, recall=False)
+        twice = memory.context(ContextRequest("ns", history, window=8192, task_id="t1", tools=tools, recall=False))
     with Memory(config, embedder=embedder) as memory:
-        after = memory.context("ns", history, window=8192, task_id="t1", tools=tools, recall=False)
+        after = memory.context(ContextRequest("ns", history, window=8192, task_id="t1", tools=tools, recall=False))
     assert after.messages == twice.messages and after.tools == twice.tools
     assert after.report.prefix_hash == twice.report.prefix_hash == first.report.prefix_hash
 
@@ -148,7 +149,7 @@ def test_a_session_of_any_length_keeps_answering(memory: Memory, window: int) ->
                     {"role": "tool", "tool_call_id": f"c{i}", "content": text[:20_000]}]
     for turn in range(3):
         history += [{"role": "assistant", "content": f"Read {turn}."}, {"role": "user", "content": "Go on."}]
-        result = memory.context("ns", history, window=window, task_id="long", recall=False)
+        result = memory.context(ContextRequest("ns", history, window=window, task_id="long", recall=False))
         assert result.report.tokens["total"] <= result.report.budget.available
     assert result.report.summary is not None
 
@@ -173,7 +174,7 @@ def test_identifiers_given_in_passing_survive_twenty_compactions(memory: Memory,
                     {"role": "assistant", "content": ("Shipping takes a few days. " * 25 if lang == "en"
                                                       else "运输需要几天。" * 40)}]
         history.append({"role": "user", "content": "And then?" if lang == "en" else "然后呢？"})
-        result = memory.context("ns", history, window=4096, task_id=f"ids-{lang}", recall=False)
+        result = memory.context(ContextRequest("ns", history, window=4096, task_id=f"ids-{lang}", recall=False))
         history.pop()
         made += bool([a for a in result.report.actions if a.kind == "compacted"])
     assert made >= 20

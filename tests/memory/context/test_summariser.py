@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memory.config import Config, SummariserConfig
-from memory.context import parse_messages
+from memory.context import ContextRequest, parse_messages
 from memory.context.summariser import ModelSummariser
 from memory.context.summary import Summary, summarise
 from memory.embedding import Embedder
@@ -300,7 +300,7 @@ def test_context_compaction_uses_the_model_and_keeps_what_it_dropped(
                     else "### 已完成\n- 回答了潮汐发电的问题。")
     on = config.replace("summariser", enabled=True, base_url=endpoint.url, model="qwen-mini")
     with Memory(on, embedder=embedder) as memory:
-        result = memory.context("ns", session(80, language), window=8192, task_id="m", recall=False)
+        result = memory.context(ContextRequest("ns", session(80, language), window=8192, task_id="m", recall=False))
         assert result.report.summary is not None and result.report.summary.summariser == "model:qwen-mini"
         version = memory.tasks.summary("ns", "m", result.report.summary.version)
         assert version.summariser == "model:qwen-mini" and version.text in [m["content"] for m in result.messages]
@@ -313,6 +313,6 @@ def test_context_compaction_uses_the_model_and_keeps_what_it_dropped(
         assert request["body"]["model"] == "qwen-mini" and IN_PASSING[language] in json.dumps(
             request["body"]["messages"], ensure_ascii=False)
         endpoint.status, endpoint.body = 500, b"down"
-        failed = memory.context("ns", session(80, language), window=8192, task_id="m2", recall=False)
+        failed = memory.context(ContextRequest("ns", session(80, language), window=8192, task_id="m2", recall=False))
         assert failed.report.summary is not None and failed.report.summary.summariser == "extractive"
         assert any("extractive summary was used" in w for w in failed.report.warnings)
