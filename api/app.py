@@ -25,8 +25,8 @@ __all__ = ["create_app"]
 
 
 def create_app(config: Config, memory: Memory | None = None) -> FastAPI:
-    """Build the app over `memory` (opened from `config` when not given)."""
-    opened = memory or Memory(config)
+    """Build the app over `memory` (opened from `config` as `memory serve` opens it when not given)."""
+    opened = memory or Memory(config, command="serve")
     keyring = KeyRing(config.auth.keys)
     mcp = McpEndpoint(opened, keyring, host=config.service.host, max_body_bytes=config.limits.max_request_bytes)
 
