@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from memory.jobs import Job, JobOutcome, Jobs
 from memory.limits import check_count
 from memory.lock import StoreLock
 from memory.namespaces import check_namespace
+from memory.once import Once
 from memory.recall.engine import Recaller
 from memory.recall.model import RecallResult
 from memory.store import Store, open_store, stored_identity
@@ -141,22 +141,12 @@ class Memory:
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
         self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
         self._tool_vectors = ToolVectors(self.embedder, self.caches, queries=queries)
-        self._assembler: Assembler | None = None
-        self._assembler_lock = threading.Lock()
+        # Context assembly is set up on first use: it prices its own messages, which reads the tokenizer, and a
+        # one-shot command that assembles no turn should not pay for that.
+        self._assembler = Once(lambda: Assembler(self.counter, self.facts, self.tasks, self._recall_for_context,
+                                                 self.config, self.store, self._tool_vectors, self.caches))
         if warm:
-            self._assembly()
-
-    def _assembly(self) -> Assembler:
-        """Context assembly, set up on first use: it prices its own messages, which reads the tokenizer, and a
-        one-shot command that assembles no turn should not pay for that."""
-        assembler = self._assembler
-        if assembler is None:
-            with self._assembler_lock:
-                if self._assembler is None:
-                    self._assembler = Assembler(self.counter, self.facts, self.tasks, self._recall_for_context,
-                                                self.config, self.store, self._tool_vectors, self.caches)
-                assembler = self._assembler
-        return assembler
+            self._assembler.get()
 
     def recall(self, namespace: str, query: str, budget: int | None = None, *, task_id: str | None = None,
                filters: Mapping[str, Any] | None = None, min_score: float | None = None) -> RecallResult:
@@ -171,7 +161,7 @@ class Memory:
         `parent_task_id` makes the task a sub-task: its parent's context then sees only its `result` items.
         `read_tool` adds the tool an agent reads set-aside texts back with (memory.context.read_tool).
         """
-        return self._assembly().assemble(request)
+        return self._assembler.get().assemble(request)
 
     def _recall_for_context(self, namespace: str, query: str, budget: int, task_id: str | None,
                               filters: Mapping[str, Any] | None, min_score: float | None) -> RecallResult:

@@ -16,6 +16,7 @@ from memory.embedding import EmbedderIdentity
 from memory.erase import Eraser, zero_fresh_memory, zeroing_available
 from memory.errors import StoreError, StoreMismatchError
 from memory.live_collection import LiveCollection, LiveCollections, SharedLock
+from memory.once import Once
 from memory.schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["LiveCollection", "Store", "StoreIdentity", "collection_name", "open_store", "stored_identity"]
@@ -90,8 +91,7 @@ class Store:
         self.generation = int(row[0]) if row else 0
         # Chroma opens on first use: a command that reads SQLite only (memory stats, facts, pin) never pays for
         # it, and a service opens it at start (Memory), so an unreachable server stops it there.
-        self._chroma: Any = None
-        self._chroma_lock = threading.Lock()
+        self._chroma: Once[Any] = Once(self._open_chroma)
         # Deleted data is erased from every file soon after the delete (memory.erase); a pass owed is run now.
         self.eraser = Eraser(self, None if config.chroma.host else self.root / "chroma")
         self.eraser.opened()
@@ -190,13 +190,7 @@ class Store:
     @property
     def chroma(self) -> Any:
         """The Chroma client of the store's vectors, opened on first use."""
-        client = self._chroma
-        if client is None:
-            with self._chroma_lock:
-                if self._chroma is None:
-                    self._chroma = self._open_chroma()
-                client = self._chroma
-        return client
+        return self._chroma.get()
 
     def _open_chroma(self) -> Any:
         import chromadb

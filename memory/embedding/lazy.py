@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from memory.config import Calibration
 from memory.embedding.base import Embedder, EmbedderIdentity, Progress, Role
+from memory.once import Once
 
 __all__ = ["LazyEmbedder"]
 
@@ -18,24 +18,22 @@ class LazyEmbedder(Embedder):
 
     def __init__(self, identity: EmbedderIdentity, calibration: Calibration, load: Callable[[], Embedder]) -> None:
         super().__init__(identity, calibration)
-        self._load = load
-        self._loaded: Embedder | None = None
-        self._loading = threading.Lock()
+        self._model = Once(lambda: self._checked(load()))
 
     @property
     def loaded(self) -> bool:
         """Whether the model has been loaded yet."""
-        return self._loaded is not None
+        return self._model.made
 
     def model(self) -> Embedder:
         """The loaded embedder (loading it now if need be)."""
-        with self._loading:
-            if self._loaded is None:
-                self._loaded = self._load()
-                if self._loaded.identity != self.identity:
-                    raise RuntimeError(  # a factory bug: the store was opened under another identity
-                        f"the model loaded as {self._loaded.identity}, not the expected {self.identity}")
-            return self._loaded
+        return self._model.get()
+
+    def _checked(self, loaded: Embedder) -> Embedder:
+        if loaded.identity != self.identity:
+            raise RuntimeError(  # a factory bug: the store was opened under another identity
+                f"the model loaded as {loaded.identity}, not the expected {self.identity}")
+        return loaded
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for search queries."""

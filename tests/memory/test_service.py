@@ -84,12 +84,12 @@ def test_commands_that_read_records_only_never_open_chroma_or_context_assembly(c
             one_shot.health()
             one_shot.facts.pin("u1", text="Never use tabs.")
             assert [f.value for f in one_shot.facts.list_facts("u1")] == ["tabs"]
-            assert one_shot.store._chroma is None and one_shot._assembler is None
+            assert not one_shot.store._chroma.made and not one_shot._assembler.made
     with Memory(config, embedder=embedder, command="recall") as recalling:  # one that searches opens both
         assert "retries" in recalling.recall("u1", "how often does the loader retry?", 300).rendered
-        assert recalling.store._chroma is not None
+        assert recalling.store._chroma.made
         assert recalling.context(ContextRequest("u1", [{"role": "user", "content": "hi"}], window=4096)).report is not None
-        assert recalling._assembler is not None
+        assert recalling._assembler.made
 
 
 def test_fresh_memory_is_zeroed_in_a_memory_command_and_left_alone_in_an_application(config: Config,

@@ -39,9 +39,9 @@ def test_unknown_encoding_is_a_config_error() -> None:
 @pytest.mark.parametrize("text", ["read on first use", "第一次用时才读"], ids=["en", "zh"])
 def test_a_counter_reads_its_ranks_on_first_use_and_counts_as_one_loaded_at_once(text: str) -> None:
     lazy = TokenCounter("cl100k_base")
-    assert lazy._loaded is None  # a command that counts nothing never reads the file
+    assert not lazy._encoding.made  # a command that counts nothing never reads the file
     assert lazy.count(text) == get_counter("cl100k_base").count(text) > 0
-    assert lazy._loaded is not None
+    assert lazy._encoding.made
     cached = CachingCounter(TokenCounter("cl100k_base"), Caches().new(100))
     assert cached.count(text * 3) == lazy.count(text * 3)
 

@@ -249,9 +249,8 @@ def test_a_deletion_clears_the_texts_context_assembly_remembered(memory: Memory,
     messages.append({"role": "user", "content": f"and {word} now?"})
     for namespace in ("zorb9ns", "zorb9keep"):
         memory.context(ContextRequest(namespace, messages, window=2048, task_id="zorb9t", recall=False))
-    assert memory._assembler is not None
-    memos = memory._assembler._compaction._memos
-    counts = memory._assembler._counter._counts
+    memos = memory._assembler.get()._compaction._memos
+    counts = memory._assembler.get()._counter._counts
     assert memos is not None and memos.namespaces() == counts.namespaces() == {"zorb9ns", "zorb9keep"}
     assert any(word in text for (namespace, (_, text)) in memos._items if namespace == "zorb9ns")
     memory.delete_namespace("zorb9ns")

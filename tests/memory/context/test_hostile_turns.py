@@ -93,7 +93,7 @@ def test_deleting_a_namespace_forgets_its_tool_vectors(memory: Memory) -> None:
 @pytest.mark.parametrize("pinned", ["Never use tabs.", "以后不要用表格。"], ids=["en", "zh"])
 def test_a_delete_forgets_its_own_namespace_s_caches_only(memory: Memory, pinned: str) -> None:
     memory.context(ContextRequest("alice", _conversation("row " * 500), window=32_768, task_id="t-warm"))
-    counts = memory._assembler._counter._counts
+    counts = memory._assembler.get()._counter._counts
     warm = len(counts)
     assert warm and counts.namespaces() == {"alice"}
     memory.facts.delete_namespace("bob")
