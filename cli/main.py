@@ -175,7 +175,7 @@ def _context(args: argparse.Namespace) -> int:
         if isinstance(session, Remote):
             answer = session.context(body)
         else:
-            answer = ContextPublic.of(session.context(request.turn())
+            answer = ContextPublic.of(session.context(request.turn(request.namespace))
                                       ).model_dump(mode="json")
     print(json.dumps(answer["report"] if args.report else answer, ensure_ascii=False, indent=2))
     return 0

@@ -42,7 +42,6 @@ __all__ = [
 ]
 
 
-
 # How a setting is checked at load, declared on its field (the error names the setting and what it must be).
 def choice(default: str, *choices: str) -> Any:
     """A setting that must be one of `choices`."""

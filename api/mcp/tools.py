@@ -8,7 +8,6 @@ pays for them in its prompt on every turn (bench/mcp_tools.py counts them).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -126,8 +125,7 @@ def _recall(call: Call) -> Answer:
 
 
 def _context(call: Call) -> Answer:
-    turn = dataclasses.replace(call.args.turn(), namespace=call.namespace)
-    return Answer.of(ContextPublic.of(call.memory.context(turn)))
+    return Answer.of(ContextPublic.of(call.memory.context(call.args.turn(call.namespace))))
 
 
 def _remember(call: Call) -> Answer:

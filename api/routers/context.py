@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from fastapi import APIRouter
 from fastapi.responses import Response
 
@@ -17,7 +15,7 @@ router = APIRouter(prefix="/v1", tags=["context"])
 def context(body: ContextRequest, memory: MemoryDep, access: AccessDep, metrics: MetricsDep) -> Response:
     """The messages and tools to send this turn, inside `window` tokens, and a report of where every token went."""
     namespace = access.namespace(body.namespace)
-    result = memory.context(dataclasses.replace(body.turn(), namespace=namespace))
+    result = memory.context(body.turn(namespace))
     report = result.report
     for category, tokens in report.tokens.items():
         if category != "total":

@@ -78,9 +78,11 @@ class ContextRequest(RequestModel):
         description="add the memory_read tool to the answer's tools, so the agent can read back what was set "
                     "aside (default context.read_tool)")
 
-    def turn(self) -> Turn:
-        """The library's request for this body (memory.context.ContextRequest): every field it declares, by name."""
+    def turn(self, namespace: str) -> Turn:
+        """The library's request for this body in `namespace` (the one the caller's key may use, as checked):
+        every field memory.context.ContextRequest declares, by name."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(Turn)}
+        fields["namespace"] = namespace
         fields["filters"] = self.filters.model_dump(exclude_none=True) if self.filters else None
         return Turn(**fields)
 

@@ -3,7 +3,6 @@ and lay the answer open (rendered block, token bars, each item's why, what was l
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -65,7 +64,7 @@ def context(request: Request, memory: MemoryDep, access: AccessDep, namespace: F
               "task_id": optional(task_id), "allocation": optional(allocation)}
     body = validated(ContextRequest, _context_body(namespace, messages, fields))
     checked = access.namespace(body.namespace)
-    result = memory.context(dataclasses.replace(body.turn(), namespace=checked))
+    result = memory.context(body.turn(checked))
     return render(request, "context_result.html", namespace=checked, result=result,
                   segments=context_bar(result.report), categories=CONTEXT_CATEGORIES, text=message_text)
 
