@@ -42,6 +42,7 @@ import numpy as np
 from bench.corpora import BenchDoc, load_cmrc, load_scifact
 from bench.server_process import ServerProcess
 from ingest.pipeline import ingest_paths
+from memory import TextInput
 from memory.chunking import chunk_text
 from memory.config import Config, load_config
 from memory.embedding import Embedder, Progress, load_embedder
@@ -196,7 +197,8 @@ def in_process(config: Config, embedder: Embedder, docs: Sequence[BenchDoc], pha
         memory.store.write_lock = lock  # type: ignore[assignment]
         started = time.perf_counter()
         if phase == "text":
-            passages = sum(memory.experience.add_text(NAMESPACE, d.text, doc_id=d.doc_id).chunks for d in docs)
+            passages = sum(memory.experience.add_text(NAMESPACE, TextInput(d.text, doc_id=d.doc_id)).chunks
+                           for d in docs)
         else:
             outcomes = ingest_paths(memory, NAMESPACE, [write_folder(folder, docs)])
             failed = [o for o in outcomes if o.error]

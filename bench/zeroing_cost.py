@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.corpora import BenchDoc, load_cmrc, load_scifact
+from memory import TextInput
 from memory.config import load_config
 from memory.erase import zero_fresh_memory
 from memory.service import Memory
@@ -34,7 +35,7 @@ def _set(on: bool) -> None:
 def _round(memory: Memory, namespace: str, docs: Sequence[BenchDoc], queries: Sequence[str]) -> dict[str, float]:
     begun = time.perf_counter()
     for doc in docs:
-        memory.add_document(namespace, doc.text, doc_id=doc.doc_id, title=doc.title)
+        memory.add_document(namespace, TextInput(doc.text, doc_id=doc.doc_id, title=doc.title))
     ingest = time.perf_counter() - begun
     recalls = []
     for query in queries:
@@ -62,7 +63,7 @@ def main() -> None:
             assert zero_fresh_memory(), "glibc only: the setting is not available here"
             for corpus in corpora:  # a standing store to recall from, beside the batches that come and go
                 for doc in corpus.docs[:100]:
-                    memory.add_document("ns", doc.text, doc_id=doc.doc_id, title=doc.title)
+                    memory.add_document("ns", TextInput(doc.text, doc_id=doc.doc_id, title=doc.title))
             queries = [q.text for corpus in corpora for q in corpus.queries[:args.queries]]
             results: dict[bool, list[dict[str, float]]] = {True: [], False: []}
             for r in range(args.rounds):

@@ -16,7 +16,7 @@ from memory.errors import ConflictError, MemoryError_, ValidationError
 from memory.experience import DocumentResult, MemoryTurn, TextInput
 from memory.service import Memory
 
-__all__ = ["FileOutcome", "JobText", "PassageCount", "PassageEstimate", "ingest_file", "ingest_paths", "kept_message",
+__all__ = ["FileOutcome", "PassageCount", "PassageEstimate", "ingest_file", "ingest_paths", "kept_message",
            "load_for_job"]
 
 # Characters of documents handed to the library at once: enough to fill the model's batches across short files,
@@ -236,22 +236,16 @@ def _size(path: Path) -> int:
         return 0
 
 
-@dataclass(frozen=True)
-class JobText:
-    """The text of a file that is one document, ready for Memory.submit_document."""
-
-    text: str
-    title: str | None
-    updated_at: str
-
-
-def load_for_job(memory: Memory, path: Path, *, source: str | None = None, name: str | None = None) -> JobText | None:
-    """The file's text when it is one document (it may become an ingest job); None for conversations and files
-    of several documents, which ingest_file stores in the request (their turns are bounded by limits.max_batch).
+def load_for_job(memory: Memory, path: Path, *, source: str | None = None, doc_id: str | None = None,
+                 derived_id: str | None = None, project: str | None = None, tags: Sequence[str] = (),
+                 name: str | None = None) -> TextInput | None:
+    """The file as one document, named as ingest_file names it (it may become an ingest job); None for
+    conversations and files of several documents, which ingest_file stores in the request (their turns are
+    bounded by limits.max_batch).
     """
     docs = load_path(path, memory.config.limits.max_text_chars, name)
     if not docs:
         raise ValidationError(f"{name or source or path} holds no text to index")
     if len(docs) != 1 or docs[0].kind == "conversation":
         return None
-    return JobText(docs[0].text, docs[0].title, to_iso(docs[0].updated_at))
+    return _inputs(docs, source, doc_id, derived_id, project, tags)[0]

@@ -56,11 +56,10 @@ def ingest_upload(memory: Memory, namespace: str, filename: str | None, content:
             os.utime(path, (moment, moment))
         if in_background(memory, len(content), background):
             # A document file becomes a job; a conversation's turns are bounded by limits.max_batch.
-            loaded = load_for_job(memory, path, source=derived, name=derived)
+            loaded = load_for_job(memory, path, source=derived, doc_id=doc_id, derived_id=derived, project=project,
+                                  tags=tags, name=derived)
             if loaded is not None:
-                return Uploaded(job=memory.submit_document(
-                    namespace, loaded.text, title=loaded.title, source=derived, doc_id=doc_id, derived_id=derived,
-                    updated_at=loaded.updated_at, project=project, tags=tuple(tags)))
+                return Uploaded(job=memory.submit_document(namespace, loaded))
         return Uploaded(results=ingest_file(memory, namespace, path, source=derived, doc_id=doc_id,
                                             derived_id=derived, project=project, tags=tuple(tags), name=derived))
 

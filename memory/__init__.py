@@ -1,9 +1,9 @@
 """Context memory for LLM agents: facts, experience and task memory, recalled inside a token budget.
 
-    from memory import Memory, load_config
+    from memory import Memory, TextInput, load_config
     with Memory(load_config("config.toml")) as memory:
         memory.facts.observe("u1", "Never use Python 2 syntax.")
-        memory.add_document("u1", "The loader reads CSV files with the csv module ...", title="loader notes")
+        memory.add_document("u1", TextInput("The loader reads CSV files with the csv module ...", title="loader notes"))
         print(memory.recall("u1", "how should I write the loader?", 800).rendered)
 """
 
@@ -26,7 +26,7 @@ from memory.errors import (
 
 if _typing.TYPE_CHECKING:
     from memory.context import ContextRequest, ContextResult
-    from memory.experience import DocumentResult, MemoryTurn, SearchFilters
+    from memory.experience import DocumentResult, MemoryTurn, SearchFilters, TextInput
     from memory.jobs import Job, JobOutcome
     from memory.recall.model import Omitted, RecallItem, RecallResult
     from memory.service import Health, Memory, NamespaceCounts, NamespaceDeletion
@@ -38,6 +38,7 @@ if _typing.TYPE_CHECKING:
 _LAZY = {
     "ContextRequest": "memory.context", "ContextResult": "memory.context",
     "DocumentResult": "memory.experience", "MemoryTurn": "memory.experience", "SearchFilters": "memory.experience",
+    "TextInput": "memory.experience",
     "Job": "memory.jobs", "JobOutcome": "memory.jobs",
     "Omitted": "memory.recall.model", "RecallItem": "memory.recall.model", "RecallResult": "memory.recall.model",
     "Health": "memory.service", "Memory": "memory.service", "NamespaceCounts": "memory.service",
@@ -70,6 +71,7 @@ __all__ = [
     "StoreBusyError",
     "StoreError",
     "StoreMismatchError",
+    "TextInput",
     "TooLargeError",
     "ValidationError",
     "load_config",

@@ -15,7 +15,7 @@ from memory.context.tool_vectors import ToolVectors
 from memory.embedding import Embedder, load_embedder, resolved
 from memory.embedding.queries import QueryVectors
 from memory.errors import ValidationError
-from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn
+from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn, TextInput
 from memory.experience.writer import IngestProgress
 from memory.facts.assisted import fitting_detector
 from memory.facts.memory import FactMemory
@@ -79,6 +79,11 @@ class NamespaceCounts:
     chunks: int = 0
     tasks: int = 0
     task_items: int = 0
+
+
+def _document(document: TextInput | str) -> TextInput:
+    """A document as the library takes it: a plain string is its text alone."""
+    return TextInput(document) if isinstance(document, str) else document
 
 
 def _totals(namespaces: Sequence[NamespaceCounts]) -> dict[str, int]:
@@ -168,34 +173,23 @@ class Memory:
         return self._recaller.recall(namespace, query, budget, task_id=task_id, filters=filters,
                                      min_score=min_score, for_context=True)
 
-    def add_document(self, namespace: str, text: str, *, doc_id: str | None = None, title: str | None = None,
-                     source: str | None = None, updated_at: str | None = None,
-                     metadata: Mapping[str, Any] | None = None, project: str | None = None,
-                     tags: Sequence[str] = (), derived_id: str | None = None,
+    def add_document(self, namespace: str, document: TextInput | str, *,
                      progress: IngestProgress | None = None) -> DocumentResult:
-        """Chunk and store a document as one unit: created, updated (its chunks replaced) or unchanged.
+        """Chunk and store a document as one unit: created, updated (its chunks replaced) or unchanged. A plain
+        string is a document with no other field.
 
         Without `doc_id` nothing existing is overwritten (memory.experience.ExperienceMemory.add_text says how
         the id is derived, `derived_id` being the name a file goes by).
         """
-        return self.experience.add_text(namespace, text, doc_id=doc_id, title=title, source=source,
-                                        updated_at=updated_at, metadata=metadata, project=project, tags=tags,
-                                        derived_id=derived_id, progress=progress)
+        return self.experience.add_text(namespace, _document(document), progress=progress)
 
-    def submit_document(self, namespace: str, text: str, *, doc_id: str | None = None, title: str | None = None,
-                        source: str | None = None, updated_at: str | None = None,
-                        metadata: Mapping[str, Any] | None = None, project: str | None = None,
-                        tags: Sequence[str] = (), derived_id: str | None = None) -> Job:
+    def submit_document(self, namespace: str, document: TextInput | str) -> Job:
         """Queue a document as an ingest job (for very large ones): what add_document does, in the background."""
-        text, _ = self.experience.check_text(namespace, text, doc_id=doc_id, derived_id=derived_id, title=title,
-                                             source=source, updated_at=updated_at, metadata=metadata,
-                                             project=project, tags=tags)
-        fields = {"text": text, "doc_id": doc_id, "title": title, "source": source, "updated_at": updated_at,
-                  "metadata": dict(metadata or {}), "project": project, "tags": list(tags), "derived_id": derived_id}
-        return self.jobs.submit(namespace, fields, len(text))
+        checked = self.experience.check_text(namespace, _document(document))
+        return self.jobs.submit(namespace, checked.payload(), len(checked.text))
 
-    def _run_job(self, namespace: str, fields: Mapping[str, Any], progress: Any) -> JobOutcome:
-        result = self.add_document(namespace, progress=progress, **{**fields, "tags": tuple(fields["tags"])})
+    def _run_job(self, namespace: str, payload: Mapping[str, Any], progress: Any) -> JobOutcome:
+        result = self.add_document(namespace, TextInput.from_payload(payload), progress=progress)
         return JobOutcome(result.doc_id, result.chunks, result.status)
 
     def remember(self, namespace: str, turns: Sequence[MemoryTurn]) -> tuple[list[DocumentResult], int]:
@@ -215,10 +209,10 @@ class Memory:
         if not keys:
             raise ValidationError("promote needs at least one item key; GET the task's items to see them")
         return [
-            self.add_document(namespace, item.text, title=f"{item.kind} from task {item.task_id}",
-                              source=f"task {item.task_id}", doc_id=f"task:{item.task_id}:{item.key}",
-                              metadata={"task_id": item.task_id, "key": item.key, "kind": item.kind},
-                              project=project, tags=tags)
+            self.add_document(namespace, TextInput(
+                item.text, title=f"{item.kind} from task {item.task_id}", source=f"task {item.task_id}",
+                doc_id=f"task:{item.task_id}:{item.key}",
+                metadata={"task_id": item.task_id, "key": item.key, "kind": item.kind}, project=project, tags=tags))
             for item in self.tasks.promote(namespace, task_id, list(keys))
         ]
 

@@ -160,13 +160,11 @@ def _add_memories(call: Call) -> Answer:
 
 
 def _ingest_document(call: Call) -> Answer:
-    a = call.args
-    fields: dict[str, Any] = {"title": a.title, "source": a.source, "doc_id": a.doc_id, "updated_at": a.updated_at,
-                              "metadata": a.metadata, "project": a.project, "tags": tuple(a.tags)}
+    document = call.args.document()
     # As POST /v1/documents does without `background`: a document over jobs.background_chars becomes a job.
-    if len(a.text) > call.memory.config.jobs.background_chars:
-        return Answer.of(JobPublic.of(call.memory.submit_document(call.namespace, a.text, **fields)))
-    result = call.memory.add_document(call.namespace, a.text, **fields)
+    if len(document.text) > call.memory.config.jobs.background_chars:
+        return Answer.of(JobPublic.of(call.memory.submit_document(call.namespace, document)))
+    result = call.memory.add_document(call.namespace, document)
     return Answer.of(DocumentResultPublic(doc_id=result.doc_id, chunks=result.chunks, status=result.status))
 
 

@@ -82,12 +82,9 @@ async def add_document(request: Request, memory: MemoryDep, access: AccessDep,
     except (ValueError, RecursionError) as exc:  # an integer literal over Python's int-conversion limit; nesting
         raise ValidationError("the JSON body could not be read" + parse_problem(exc)) from None
     namespace = access.namespace(body.namespace)
-    fields: dict[str, Any] = {"title": body.title, "source": body.source, "doc_id": body.doc_id,
-                              "updated_at": body.updated_at, "metadata": body.metadata, "project": body.project,
-                              "tags": tuple(body.tags)}
     if in_background(memory, len(body.text), background):
-        return _accepted(await run_in_threadpool(memory.submit_document, namespace, body.text, **fields))
-    result = await run_in_threadpool(memory.add_document, namespace, body.text, **fields)
+        return _accepted(await run_in_threadpool(memory.submit_document, namespace, body.document()))
+    result = await run_in_threadpool(memory.add_document, namespace, body.document())
     return DocumentResultPublic(doc_id=result.doc_id, chunks=result.chunks, status=result.status)
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from api.schemas.base import Namespace, RequestModel
-from memory.experience import DocumentInfo
+from memory.experience import DocumentInfo, TextInput
 
 __all__ = [
     "DocId",
@@ -77,6 +78,12 @@ class DocumentCreate(RequestModel):
             raise ValueError(f"holds a NUL character at {text.index(chr(0))}, so it looks binary; send the "
                              "document's text, or upload the file as multipart/form-data")
         return text
+
+    def document(self) -> TextInput:
+        """The library's document for this body: every field memory.TextInput declares that the body has, by name."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(TextInput)
+                  if f.name in type(self).model_fields}
+        return TextInput(**{**fields, "tags": tuple(self.tags)})
 
 
 class DocumentForm(RequestModel):

@@ -16,7 +16,7 @@ from memory.experience.model import ChunkInfo, ChunkInput, DocumentInfo, Documen
 from memory.limits import parse_metadata, readable_json
 
 __all__ = [
-    "ChunkRow", "chunk_rows", "count_documents", "document_chunks", "document_with_chunks", "filtered_chunk_ids",
+    "ChunkRow", "chunk_rows", "document_chunks", "document_with_chunks", "filtered_chunk_ids",
     "get_document", "list_documents", "namespace_counts", "namespaces", "neighbour_turns", "same_chunks",
 ]
 
@@ -73,24 +73,18 @@ def list_documents(db: sqlite_utils.Database, namespace: str, kind: DocumentKind
     return [_document(r) for r in rows]
 
 
-def count_documents(db: sqlite_utils.Database, namespace: str) -> dict[str, int]:
-    """How many documents and memories (conversation turns) the namespace holds, by kind."""
-    rows = db.execute("SELECT kind, count(*) FROM documents WHERE namespace = ? GROUP BY kind", [namespace])
-    return {"document": 0, "memory": 0} | {str(kind): int(n) for kind, n in rows.fetchall()}
-
-
-def namespace_counts(db: sqlite_utils.Database) -> dict[str, tuple[int, int, int]]:
-    """(documents, conversation turns, chunks) per namespace that holds one, the stored ones only (an ingest under
-    way is counted when it is done)."""
+def namespace_counts(db: sqlite_utils.Database, namespace: str | None = None) -> dict[str, tuple[int, int, int]]:
+    """(documents, conversation turns, chunks) per namespace that holds one (only `namespace` when given)."""
+    where, params = ("AND namespace = ?", [namespace]) if namespace is not None else ("", [])
     found: dict[str, tuple[int, int, int]] = {}
-    for namespace, documents, memories in db.execute(
+    for name, documents, memories in db.execute(
             "SELECT namespace, sum(kind = 'document'), sum(kind = 'memory') FROM documents WHERE state = 'ready' "
-            "GROUP BY namespace").fetchall():
-        found[namespace] = (int(documents or 0), int(memories or 0), 0)
+            f"{where} GROUP BY namespace", params).fetchall():
+        found[name] = (int(documents or 0), int(memories or 0), 0)
     # kept by triggers (memory.schema, version 2)
-    for namespace, chunks in db.execute("SELECT namespace, chunks FROM namespace_chunks WHERE chunks > 0"):
-        documents, memories, _ = found.get(namespace, (0, 0, 0))
-        found[namespace] = (documents, memories, int(chunks))
+    for name, chunks in db.execute(f"SELECT namespace, chunks FROM namespace_chunks WHERE chunks > 0 {where}", params):
+        documents, memories, _ = found.get(name, (0, 0, 0))
+        found[name] = (documents, memories, int(chunks))
     return found
 
 

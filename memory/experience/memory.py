@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import threading
@@ -49,7 +50,8 @@ _log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TextInput:
-    """One document for add_texts: its text and the fields add_text takes beside it."""
+    """One document to store: its text and the fields stored beside it (the one place they are named; an ingest
+    job carries them as `payload()`)."""
 
     text: str
     doc_id: str | None = None
@@ -61,15 +63,23 @@ class TextInput:
     project: str | None = None
     tags: Sequence[str] = ()
 
+    def payload(self) -> dict[str, Any]:
+        """The fields as JSON values, as an ingest job stores them."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {**fields, "metadata": dict(self.metadata or {}), "tags": list(self.tags)}
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> TextInput:
+        """The document an ingest job's stored payload() names."""
+        return cls(**{**payload, "tags": tuple(payload.get("tags") or ())})
+
 
 @dataclass(frozen=True)
 class _PendingText:
     """A text of add_texts that passed its checks and is to be chunked."""
 
     index: int
-    item: TextInput
-    text: str  # without NUL characters
-    updated_at: str | None  # normalised
+    item: TextInput  # as check_text answers it: the text without NUL characters, updated_at normalised
     digest: str
     doc_id: str
     exists: bool  # a document of that id is stored (with other content)
@@ -146,21 +156,7 @@ class ExperienceMemory:
             project=project, tags=checks.check_tags(tags), speaker=speaker,
         )
 
-    def add_text(
-        self,
-        namespace: str,
-        text: str,
-        *,
-        doc_id: str | None = None,
-        title: str | None = None,
-        source: str | None = None,
-        updated_at: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        project: str | None = None,
-        tags: Sequence[str] = (),
-        progress: IngestProgress | None = None,
-        derived_id: str | None = None,
-    ) -> DocumentResult:
+    def add_text(self, namespace: str, item: TextInput, *, progress: IngestProgress | None = None) -> DocumentResult:
         """Chunk and store one document's text; one unchanged in text and fields is recognised before any model call.
 
         An explicit `doc_id` names the document: the same id again updates it (or answers unchanged). Without
@@ -169,8 +165,6 @@ class ExperienceMemory:
         that id, or under any id of the namespace, answers unchanged with that id; other content under that id
         raises ConflictError. NUL characters are dropped from the text (ids and names refuse them).
         """
-        item = TextInput(text, doc_id=doc_id, derived_id=derived_id, title=title, source=source,
-                         updated_at=updated_at, metadata=metadata, project=project, tags=tags)
         outcome = self.add_texts(namespace, [item], progress=progress)[0]
         if isinstance(outcome, MemoryError_):
             raise outcome
@@ -198,7 +192,7 @@ class ExperienceMemory:
             else:
                 pending.append(found)
         encoder = SentenceEncoder(self._embedder, progress)
-        chunked = chunk_texts([p.text for p in pending], self._counter, encoder, self._config.chunking)
+        chunked = chunk_texts([p.item.text for p in pending], self._counter, encoder, self._config.chunking)
         docs: dict[str, DocumentInput] = {}  # doc id -> what this call writes under it
         owners: dict[str, list[int]] = {}  # doc id -> the texts (by index) that answer its write's result
         for text, chunks in zip(pending, chunked, strict=True):
@@ -225,18 +219,17 @@ class ExperienceMemory:
 
     def _pending_text(self, namespace: str, index: int, item: TextInput) -> _PendingText | DocumentResult:
         """A text checked and named, or its result when the document is stored unchanged (no model call)."""
-        text, updated_at = self.check_text(namespace, item.text, doc_id=item.doc_id, derived_id=item.derived_id,
-                                           title=item.title, source=item.source, updated_at=item.updated_at,
-                                           metadata=item.metadata, project=item.project, tags=item.tags)
+        item = self.check_text(namespace, item)
         fields = dict(item.metadata or {})
-        digest = content_hash(text, title=item.title, source=item.source, metadata=fields, project=item.project,
-                              tags=list(item.tags), updated_at=updated_at)
-        doc_id = item.doc_id if item.doc_id is not None else identity.derived_id(item.derived_id, item.source, text)
+        digest = content_hash(item.text, title=item.title, source=item.source, metadata=fields,
+                              project=item.project, tags=list(item.tags), updated_at=item.updated_at)
+        doc_id = item.doc_id if item.doc_id is not None else identity.derived_id(item.derived_id, item.source,
+                                                                                   item.text)
         doc_id = checks.require_text(doc_id, "doc_id")  # refused as add_document would, before the model is asked
         known = catalog.get_document(self._store.db, namespace, doc_id)
         if known is not None and known.content_hash == digest:
             return DocumentResult(doc_id=doc_id, chunks=known.chunks, status="unchanged")
-        return _PendingText(index, item, text, updated_at, digest, doc_id, known is not None)
+        return _PendingText(index, item, digest, doc_id, known is not None)
 
     def _planned(self, namespace: str, text: _PendingText, chunks: Sequence[Chunk],
                  docs: Mapping[str, DocumentInput]) -> DocumentInput | DocumentResult:
@@ -264,28 +257,28 @@ class ExperienceMemory:
                 return DocumentResult(doc_id=twin, chunks=len(pieces), status="unchanged")
         return self._document_input(
             text.doc_id, pieces, content_hash=text.digest, title=item.title, source=item.source,
-            updated_at=text.updated_at, metadata=dict(item.metadata or {}), project=item.project, tags=tuple(item.tags),
+            updated_at=item.updated_at, metadata=dict(item.metadata or {}), project=item.project, tags=tuple(item.tags),
         )
 
-    def check_text(
-        self, namespace: str, text: str, *, doc_id: str | None = None, derived_id: str | None = None,
-        title: str | None = None, source: str | None = None, updated_at: str | None = None,
-        metadata: Mapping[str, Any] | None = None, project: str | None = None, tags: Sequence[str] = (),
-    ) -> tuple[str, str | None]:
-        """What add_text checks before any work, raising as it would: the text without NUL characters and
-        `updated_at` normalised (an ingest job is refused with these at the door, not minutes later)."""
+    def check_text(self, namespace: str, item: TextInput) -> TextInput:
+        """What add_text checks before any work, raising as it would; answers the document with its text without
+        NUL characters and `updated_at` normalised (an ingest job is refused at the door, not minutes later)."""
         check_namespace(namespace)
+        if not isinstance(item, TextInput):
+            raise ValidationError(f"a document is given as a memory.TextInput, not a {type(item).__name__}")
+        text = item.text
         check_length(text, self._config.limits.max_text_chars, "text", "limits.max_text_chars")
         if isinstance(text, str):
             text = text.replace("\x00", "")
         if not isinstance(text, str) or not text.strip():
             raise ValidationError("text must be a non-empty string; send the document's content")
         storable(text, "text")
-        checks.check_record("document", metadata or {}, {
-            "doc_id": doc_id, "derived_id": derived_id, "title": title, "source": source, "project": project,
-            **{f"tags[{i}]": t for i, t in enumerate(tags)},
+        checks.check_record("document", item.metadata or {}, {
+            "doc_id": item.doc_id, "derived_id": item.derived_id, "title": item.title, "source": item.source,
+            "project": item.project, **{f"tags[{i}]": t for i, t in enumerate(item.tags)},
         }, self._config.limits)
-        return text, None if updated_at is None else to_iso(parse_iso(updated_at, "updated_at"))
+        updated_at = None if item.updated_at is None else to_iso(parse_iso(item.updated_at, "updated_at"))
+        return dataclasses.replace(item, text=text, updated_at=updated_at)
 
     def add_memories(self, namespace: str, turns: Sequence[MemoryTurn]) -> list[DocumentResult]:
         """Store conversation turns, each its own one-chunk memory timed by its timestamp; one embedding call.
@@ -353,7 +346,8 @@ class ExperienceMemory:
 
     def count_documents(self, namespace: str) -> dict[str, int]:
         """How many documents ("document") and conversation turns ("memory") the namespace holds."""
-        return catalog.count_documents(self._store.db, namespace)
+        documents, memories, _ = catalog.namespace_counts(self._store.db, namespace).get(namespace, (0, 0, 0))
+        return {"document": documents, "memory": memories}
 
     def counts(self, within: Callable[[str], bool] | None = None) -> dict[str, tuple[int, int, int]]:
         """(documents, conversation turns, chunks) per namespace that holds one, of those `within` accepts."""

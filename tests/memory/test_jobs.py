@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memory import TextInput
 from memory.config import Config
 from memory.embedding import Embedder
 from memory.jobs import Job
@@ -46,21 +48,21 @@ def finished(job: Job) -> bool:
 
 @pytest.mark.parametrize("text", [EN, ZH], ids=["en", "zh"])
 def test_a_job_stores_what_add_document_would(memory: Memory, text: str) -> None:
-    job = memory.submit_document("jobs", text, doc_id="big", title="Tides")
+    job = memory.submit_document("jobs", TextInput(text, doc_id="big", title="Tides"))
     assert job.state in ("queued", "running") and job.chars == len(text)
     done = wait_for(memory, "jobs", job.id, finished)
     assert done.state == "done" and done.error is None
     assert done.outcome is not None and done.outcome.doc_id == "big" and done.outcome.status == "created"
     stored = memory.experience.get_document("jobs", "big")
     assert stored.chunks == done.outcome.chunks > 1
-    again = memory.add_document("jobs", text, doc_id="big", title="Tides")
+    again = memory.add_document("jobs", TextInput(text, doc_id="big", title="Tides"))
     assert again.status == "unchanged" and again.chunks == done.outcome.chunks
     assert [j.id for j in memory.jobs.of_namespace("jobs")] == [job.id]
 
 
 def test_progress_is_readable_while_the_job_runs(memory: Memory) -> None:
     seen: list[tuple[str, int, int]] = []
-    job = memory.submit_document("jobs", EN + "\n\n" + ZH, doc_id="watched")
+    job = memory.submit_document("jobs", TextInput(EN + "\n\n" + ZH, doc_id="watched"))
     while not finished(now := memory.jobs.get("jobs", job.id)):
         if now.state == "running" and now.total:
             seen.append((now.stage, now.done, now.total))
@@ -71,8 +73,8 @@ def test_progress_is_readable_while_the_job_runs(memory: Memory) -> None:
 
 
 def test_a_failed_job_says_why_and_stores_nothing(memory: Memory) -> None:
-    first = memory.add_document("jobs", EN, source="notes.md")
-    job = memory.submit_document("jobs", ZH, source="notes.md")  # the same derived id, other content
+    first = memory.add_document("jobs", TextInput(EN, source="notes.md"))
+    job = memory.submit_document("jobs", TextInput(ZH, source="notes.md"))  # the same derived id, other content
     failed = wait_for(memory, "jobs", job.id, finished)
     assert failed.state == "failed" and failed.error_kind == "ConflictError" and failed.outcome is None
     assert failed.error and f"doc_id={first.doc_id!r}" in failed.error
@@ -81,7 +83,7 @@ def test_a_failed_job_says_why_and_stores_nothing(memory: Memory) -> None:
 
 
 def test_cancelling_a_running_job_stores_nothing(memory: Memory) -> None:
-    job = memory.submit_document("jobs", LONG_EN, doc_id="cancel-me")
+    job = memory.submit_document("jobs", TextInput(LONG_EN, doc_id="cancel-me"))
     wait_for(memory, "jobs", job.id, lambda j: j.state == "running" and j.done > 0)
     cancelled = memory.jobs.cancel("jobs", job.id)
     assert cancelled.state == "cancelled"
@@ -90,7 +92,7 @@ def test_cancelling_a_running_job_stores_nothing(memory: Memory) -> None:
 
 
 def test_forgetting_the_namespace_stops_its_job_before_deleting(memory: Memory) -> None:
-    job = memory.submit_document("gone", LONG_ZH, doc_id="zh")
+    job = memory.submit_document("gone", TextInput(LONG_ZH, doc_id="zh"))
     wait_for(memory, "gone", job.id, lambda j: j.state == "running" and j.done > 0)
     memory.delete_namespace("gone")
     assert memory.jobs.of_namespace("gone") == []
@@ -101,7 +103,7 @@ def test_forgetting_the_namespace_stops_its_job_before_deleting(memory: Memory) 
 
 def test_a_job_cut_short_by_a_stop_runs_again_on_the_next_open(config: Config, embedder: Embedder) -> None:
     first = Memory(config, embedder=embedder)
-    job = first.submit_document("jobs", LONG_EN, doc_id="resumed")
+    job = first.submit_document("jobs", TextInput(LONG_EN, doc_id="resumed"))
     wait_for(first, "jobs", job.id, lambda j: j.state == "running" and j.done > 0)
     first.close()
     with Memory(config, embedder=embedder) as second:
@@ -113,8 +115,8 @@ def test_a_job_cut_short_by_a_stop_runs_again_on_the_next_open(config: Config, e
 
 
 def test_a_recall_goes_on_while_a_job_runs(memory: Memory) -> None:
-    memory.add_document("other", "Berlin's tram network is one of the oldest in the world.", doc_id="tram")
-    job = memory.submit_document("jobs", LONG_EN, doc_id="slow")
+    memory.add_document("other", TextInput("Berlin's tram network is one of the oldest in the world.", doc_id="tram"))
+    job = memory.submit_document("jobs", TextInput(LONG_EN, doc_id="slow"))
     wait_for(memory, "jobs", job.id, lambda j: j.state == "running" and j.done > 0)
     result = memory.recall("other", "How old is the tram network in Berlin?", 300)
     assert memory.jobs.get("jobs", job.id).state == "running"  # answered before the job ended
@@ -125,7 +127,7 @@ def test_a_recall_goes_on_while_a_job_runs(memory: Memory) -> None:
 def test_unknown_jobs_and_other_namespaces_are_not_found(memory: Memory) -> None:
     from memory.errors import NotFoundError
 
-    job = memory.submit_document("a", EN, doc_id="x")
+    job = memory.submit_document("a", TextInput(EN, doc_id="x"))
     with pytest.raises(NotFoundError, match="no ingest job"):
         memory.jobs.get("b", job.id)
     with pytest.raises(NotFoundError):
@@ -151,5 +153,24 @@ def test_submit_refuses_bad_input_at_once(memory: Memory, tmp_path: Path) -> Non
     with pytest.raises(TooLargeError):
         memory.submit_document("jobs", "x" * (memory.config.limits.max_text_chars + 1))
     with pytest.raises(ValidationError, match="updated_at"):
-        memory.submit_document("jobs", EN, updated_at="not a time")
+        memory.submit_document("jobs", TextInput(EN, updated_at="not a time"))
     assert memory.jobs.of_namespace("jobs") == []
+
+
+def test_a_document_is_a_text_input_or_a_string(memory: Memory) -> None:
+    from memory.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=r"memory\.TextInput, not a dict"):
+        memory.submit_document("jobs", {"text": EN})  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=r"memory\.TextInput, not a bytes"):
+        memory.add_document("jobs", ZH.encode())  # type: ignore[arg-type]
+    assert memory.jobs.of_namespace("jobs") == []
+
+
+@pytest.mark.parametrize("text", [EN, ZH], ids=["en", "zh"])
+def test_a_jobs_payload_is_the_document_it_was_given(text: str) -> None:
+    document = TextInput(text, doc_id="d", derived_id="n.md", title="标题", source="s",
+                         updated_at="2026-01-02T00:00:00Z", metadata={"k": [1, "二"]}, project="p", tags=("a", "乙"))
+    payload = document.payload()
+    assert json.loads(json.dumps(payload)) == payload  # stored as JSON
+    assert TextInput.from_payload(payload) == document

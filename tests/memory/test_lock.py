@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memory import TextInput
 from memory.config import Config
 from memory.embedding import Embedder
 from memory.errors import StoreBusyError
@@ -45,7 +46,7 @@ def test_a_second_memory_on_one_folder_is_refused_until_the_first_closes(config:
     assert "another --data folder" in str(refused.value)
     first.close()
     with Memory(config, embedder=embedder) as second:
-        second.add_document("ns", "第二个进程现在可以写入了。", doc_id="zh")
+        second.add_document("ns", TextInput("第二个进程现在可以写入了。", doc_id="zh"))
     assert holder_of(config.data_path.resolve()) is None
 
 

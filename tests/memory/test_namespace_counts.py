@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory import MemoryTurn, NamespaceCounts
+from memory import MemoryTurn, NamespaceCounts, TextInput
 from memory.config import Config
 from memory.embedding import Embedder
 from memory.service import Memory
@@ -13,7 +13,7 @@ def test_counts_per_tier_for_each_namespace(memory: Memory) -> None:
     memory.facts.observe("u1", "以后不要用Python 2的语法，预算不超过500元。")
     memory.facts.observe("u1", "I prefer dark roast coffee.")
     memory.facts.observe("u1", "预算不超过800元。")  # a new version: still one fact in force for the key
-    memory.add_document("u1", "The loader streams rows in batches.\n\n京沪高速铁路全长一千三百多公里。", doc_id="d1")
+    memory.add_document("u1", TextInput("The loader streams rows in batches.\n\n京沪高速铁路全长一千三百多公里。", doc_id="d1"))
     memory.remember("u1", [MemoryTurn("I moved to Berlin last May.", speaker="Anna")])
     memory.tasks.add("u1", "t-1", "note", "keep going")
     memory.tasks.add("tasks-only", "t-1", "note", "only a task")
@@ -41,7 +41,7 @@ def test_health_adds_up_what_the_namespaces_view_counts_expired_items_left_out(c
     with Memory(config, embedder=embedder, clock=clock) as memory:
         memory.facts.observe("u1", "以后不要用Python 2的语法。")
         memory.facts.observe("u2", "Never use tabs.")
-        memory.add_document("u1", "The loader streams rows in batches.", doc_id="d1")
+        memory.add_document("u1", TextInput("The loader streams rows in batches.", doc_id="d1"))
         memory.tasks.add("u1", "t-1", "note", "keep going")
         memory.tasks.add("u2", "t-2", "note", "gone in a minute", ttl_s=60)
         clock.advance(120)  # u2's item expires; nothing has purged it yet

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from memory import TextInput
 from memory.config import Config
 from memory.context import ContextRequest
 from memory.embedding import Embedder
@@ -22,7 +23,7 @@ def test_lone_surrogate_is_a_validation_error_and_stores_nothing(memory: Memory,
 
 @pytest.mark.parametrize("query", ["how does the loader retry?", "加载程序怎么重试？"])
 def test_a_recall_from_a_namespace_that_holds_nothing_says_so(memory: Memory, query: str) -> None:
-    memory.add_document("team", "The loader retries a failed batch twice.", doc_id="loader")
+    memory.add_document("team", TextInput("The loader retries a failed batch twice.", doc_id="loader"))
     misspelt = memory.recall("teams", query, 400)
     assert misspelt.items == () and len(misspelt.warnings) == 1
     assert "namespace 'teams' holds no facts, tasks or documents" in misspelt.warnings[0]
@@ -78,7 +79,7 @@ def test_rules_compiled_on_first_use_read_as_the_rules_loaded_at_once(config: Co
 def test_commands_that_read_records_only_never_open_chroma_or_context_assembly(config: Config,
                                                                               embedder: Embedder) -> None:
     with Memory(config, embedder=embedder) as serving:
-        serving.add_document("u1", "The loader retries a failed batch twice.", doc_id="loader")
+        serving.add_document("u1", TextInput("The loader retries a failed batch twice.", doc_id="loader"))
     for command in ("stats", "facts", "pin"):
         with Memory(config, embedder=embedder, command=command) as one_shot:
             one_shot.health()

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memory import TextInput
 from memory.bullet import BULLET_FORMAT, body_cost
 from memory.config import Config
 from memory.embedding import MINILM, Embedder, EmbedderIdentity
@@ -112,7 +113,7 @@ def test_stored_bullet_costs_are_recounted_under_another_bullet_format(
     config: Config, embedder: Embedder, text: str
 ) -> None:
     with Memory(config, embedder=embedder) as memory:
-        memory.add_document("ns", text, title="Ops")
+        memory.add_document("ns", TextInput(text, title="Ops"))
         db = memory.store.db
         assert db.execute("SELECT value FROM meta WHERE key = 'bullet_format'").fetchone()[0] == str(BULLET_FORMAT)
         # A store written under another bullet format, whose stored costs no longer match the renderer.

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench.reliability_crash import NS, Ledger, check_store, doc_text, run_trials, title
+from memory import TextInput
 from memory.config import Config
 from memory.embedding import Embedder
 from memory.experience.dense import VectorIndex
@@ -41,7 +42,7 @@ def test_the_store_check_sees_a_torn_document(
     config: Config, embedder: Embedder, damage: Callable[[Memory, str], None]
 ) -> None:
     with Memory(config, embedder=embedder) as memory:
-        memory.add_document(NS, doc_text("d0", 1), title=title("d0", 1), doc_id="d0")
+        memory.add_document(NS, TextInput(doc_text("d0", 1), title=title("d0", 1), doc_id="d0"))
         ledger = Ledger(revision={"d0": 1})
         assert check_store(memory, ledger, {"d0"}) == ([], {"d0": 1})
         damage(memory, memory.store.db.execute("SELECT id FROM chunks").fetchone()[0])

@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from memory import TextInput
 from memory.config import Config
 from memory.embedding import MINILM, Embedder
 from memory.erase import ERASE_DELAY_S
@@ -92,21 +93,21 @@ Case = Callable[[Memory, TestClient, str, str], tuple[list[str], Callable[[], An
 
 
 def _document(memory: Memory, client: TestClient, marker: str, keep: str) -> tuple[list[str], Callable[[], Any]]:
-    memory.add_document("ns", f"The secret note {marker} must vanish. " * 40, doc_id="zqdocgone")
-    memory.add_document("ns", f"The note {keep} stays.", doc_id="zqdockept")
+    memory.add_document("ns", TextInput(f"The secret note {marker} must vanish. " * 40, doc_id="zqdocgone"))
+    memory.add_document("ns", TextInput(f"The note {keep} stays.", doc_id="zqdockept"))
     return [marker, "zqdocgone", *_chunk_ids(memory, "ns", "zqdocgone")], \
         lambda: memory.experience.delete_document("ns", "zqdocgone")
 
 
 def _namespace(memory: Memory, client: TestClient, marker: str, keep: str) -> tuple[list[str], Callable[[], Any]]:
     ns = "zqnsgone"
-    memory.add_document(ns, f"The vault plan {marker} is secret. " * 20, doc_id="zqdocgone")
+    memory.add_document(ns, TextInput(f"The vault plan {marker} is secret. " * 20, doc_id="zqdocgone"))
     _ok(client.post("/v1/memories", json={"namespace": ns, "messages": [
         {"text": f"My pet is called {marker}.", "speaker": "Ann"}]}))
     _ok(client.post("/v1/facts/pin", json={"namespace": ns, "text": f"Never use {marker}."}))
     _ok(client.post("/v1/tasks/zqtaskgone/items", json={"namespace": ns, "kind": "plan", "text": f"Step {marker}."}))
     _summary(memory, ns, "zqtaskgone", marker)
-    memory.add_document("kept", f"The plan {keep} stays.", doc_id="zqdockept")
+    memory.add_document("kept", TextInput(f"The plan {keep} stays.", doc_id="zqdockept"))
     memory.recall(ns, f"vault {marker}")  # warms the namespace's handles, as a live service has them
     needles = [marker, ns, namespace_token(ns), collection_name(ns), "zqdocgone", "zqtaskgone",
                *_chunk_ids(memory, ns)]
@@ -177,8 +178,8 @@ def test_a_delete_leaves_no_bytes_in_any_file(config: Config, embedder: Embedder
 @pytest.mark.parametrize("lang", sorted(MARKERS))
 def test_a_deleted_documents_vectors_leave_no_numbers_in_chroma(memory: Memory, lang: str) -> None:
     root = memory.config.data_path.resolve()
-    memory.add_document("ns", f"The secret note {MARKERS[lang]} must vanish. " * 40, doc_id="zqdocgone")
-    memory.add_document("ns", f"The note {KEEP[lang]} stays.", doc_id="zqdockept")
+    memory.add_document("ns", TextInput(f"The secret note {MARKERS[lang]} must vanish. " * 40, doc_id="zqdocgone"))
+    memory.add_document("ns", TextInput(f"The note {KEEP[lang]} stays.", doc_id="zqdockept"))
     collection = memory.store.collection("ns", create=False)
     assert collection is not None
     gone_ids, kept_ids = _chunk_ids(memory, "ns", "zqdocgone"), _chunk_ids(memory, "ns", "zqdockept")
@@ -198,8 +199,8 @@ def test_a_deleted_documents_vectors_leave_no_numbers_in_chroma(memory: Memory, 
 
 def test_a_forgotten_namespace_leaves_no_chroma_folder(memory: Memory) -> None:
     root = memory.config.data_path.resolve()
-    memory.add_document("zqnsgone", "The zqxvault plan. " * 30, doc_id="d")
-    memory.add_document("kept", "The zqxkept plan.", doc_id="d")
+    memory.add_document("zqnsgone", TextInput("The zqxvault plan. " * 30, doc_id="d"))
+    memory.add_document("kept", TextInput("The zqxkept plan.", doc_id="d"))
     gone, kept = vector_folder(root, collection_name("zqnsgone")), vector_folder(root, collection_name("kept"))
     assert gone.is_dir() and kept.is_dir()
 

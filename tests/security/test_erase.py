@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memory import TextInput
 from memory.config import Config
 from memory.embedding import Embedder
 from memory.erase import zero_fresh_memory
@@ -25,8 +26,8 @@ def _folders(root: Path) -> set[str]:
 
 def test_only_folders_no_collection_owns_are_removed(memory: Memory) -> None:
     root, store = memory.config.data_path.resolve(), memory.store
-    memory.add_document("a", "The alpha plan.", doc_id="d")
-    memory.add_document("b", "The beta plan.", doc_id="d")
+    memory.add_document("a", TextInput("The alpha plan.", doc_id="d"))
+    memory.add_document("b", TextInput("The beta plan.", doc_id="d"))
     unit = np.full((1, store.identity.dimension), store.identity.dimension ** -0.5, dtype=np.float32)
     following = store.collection("a", create=True, generation=store.generation + 1)  # as a re-embed writes it
     assert following is not None
@@ -53,8 +54,8 @@ def test_a_pass_left_owed_runs_at_the_next_open(config: Config, embedder: Embedd
     marker = MARKERS["en"]
     crashed = tmp_path / "crashed"
     with Memory(config, embedder=embedder) as memory:
-        memory.add_document("ns", f"The secret note {marker} must vanish. " * 40, doc_id="zqdocgone")
-        memory.add_document("ns", "The zqxcontrol note stays.", doc_id="kept")
+        memory.add_document("ns", TextInput(f"The secret note {marker} must vanish. " * 40, doc_id="zqdocgone"))
+        memory.add_document("ns", TextInput("The zqxcontrol note stays.", doc_id="kept"))
         gone = [marker, "zqdocgone", *[r[0] for r in memory.store.db.execute(
             "SELECT id FROM chunks WHERE doc_id = 'zqdocgone'").fetchall()]]
         with memory.store.write_lock:  # the pass waits: the copy is the disk as a kill right after the delete left it

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from api.app import create_app
+from memory import TextInput
 from memory.config import METADATA_DEPTH_CEILING, load_config
 from memory.embedding import Embedder
 from memory.errors import ConfigError, TooLargeError, ValidationError
@@ -40,14 +41,14 @@ def test_configured_metadata_limits_hold_for_documents_and_task_items(tmp_path: 
     config = make_config(tmp_path).replace("limits", max_metadata_depth=4, max_metadata_bytes=300)
     with Memory(config, embedder=embedder) as memory:
         fits, deep = {"m": _nested(3, kind)}, {"m": _nested(4, kind)}
-        assert memory.add_document("ns", "Four levels fit. 四层可以。", metadata=fits).status == "created"
+        assert memory.add_document("ns", TextInput("Four levels fit. 四层可以。", metadata=fits)).status == "created"
         memory.tasks.add("ns", "t1", "note", "Four levels fit.", metadata=fits)
         with pytest.raises(TooLargeError, match=r"nests deeper than 4 levels \(under document.metadata\['m'\]"):
-            memory.add_document("ns", "Five levels do not. 五层不行。", metadata=deep)
+            memory.add_document("ns", TextInput("Five levels do not. 五层不行。", metadata=deep))
         with pytest.raises(TooLargeError, match=r"limits\.max_metadata_depth"):
             memory.tasks.add("ns", "t1", "note", "Five levels do not.", metadata=deep)
         with pytest.raises(TooLargeError, match=r"over the limit of 300 \(limits\.max_metadata_bytes\)"):
-            memory.add_document("ns", "Too big.", metadata={"blob": "元" * 100})
+            memory.add_document("ns", TextInput("Too big.", metadata={"blob": "元" * 100}))
         with pytest.raises(TooLargeError, match="max_metadata_bytes"):
             memory.tasks.add("ns", "t1", "note", "Too big.", metadata={"blob": "x" * 300})
         with pytest.raises(ValidationError, match=r"metadata\['n'\]\[1\] is an integer of more than 4,300 digits"):
@@ -91,7 +92,7 @@ def test_a_stored_row_no_reader_can_write_back_does_not_break_its_namespace(tmp_
         with Memory(config, embedder=embedder) as memory:
             if attempt == "written":
                 memory.remember("old", [MemoryTurn("I moved to Berlin last May.", speaker="Anna")])
-                memory.add_document("old", "The loader reads CSV files. 加载器读取CSV文件。", doc_id="loader")
+                memory.add_document("old", TextInput("The loader reads CSV files. 加载器读取CSV文件。", doc_id="loader"))
                 memory.tasks.add("old", "t1", "note", "Read the loader first.")
                 with memory.store.transaction() as db:  # as an older version left them
                     db.execute("UPDATE documents SET metadata = ? WHERE namespace = 'old'", [stored])

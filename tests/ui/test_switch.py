@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.ui import documents as ui_documents
+from memory import TextInput
 from memory.config import Config
 from memory.experience import MemoryTurn
 from memory.service import Memory
@@ -110,7 +111,7 @@ def test_the_documents_fragment_reads_a_screen_of_each_list(client: TestClient, 
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ui_documents, "SHOWN", 2)  # the page size, so that a few turns make three screens
     memory.experience.add_memories("u1", [MemoryTurn(f"Turn {i}: 第{i}次散步。", speaker="Ann") for i in range(5)])
-    memory.add_document("u1", "The loader streams rows.", doc_id="loader.md")
+    memory.add_document("u1", TextInput("The loader streams rows.", doc_id="loader.md"))
     newest_first = [d.doc_id for d in memory.experience.list_documents("u1", kind="memory")]
 
     def shown(offset: int) -> tuple[str, list[str]]:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memory import TextInput
 from memory.context import ContextRequest, count_tokens, parse_messages
 from memory.context.constraints import BLOCK_HEADER, RESTATE_PREFIX
 from memory.errors import ValidationError
@@ -161,7 +162,7 @@ def test_constraints_in_user_messages_bind_their_task(memory: Memory, text: str)
 
 
 def test_retrieval_comes_from_memory_and_facts_stay_in_their_block(memory: Memory) -> None:
-    memory.add_document("ns", ABSTRACT + "\n\n" + ZH, title="La Rance")
+    memory.add_document("ns", TextInput(ABSTRACT + "\n\n" + ZH, title="La Rance"))
     memory.remember("ns", [MemoryTurn(text="预算不超过500元。", speaker="user")])
     result = memory.context(ContextRequest("ns", [{"role": "user", "content": "When did the La Rance tidal station open?"}],
                             window=8192))
@@ -340,13 +341,13 @@ def test_pinned_tools_are_never_left_out_and_must_fit(memory: Memory) -> None:
 def test_retrieval_searches_for_what_the_task_is_about(memory: Memory, lang: str) -> None:
     """A generic latest message ("write the full plan") is searched with the first one, which says what the task is
     about; a query that finds nothing relevant adds nothing."""
-    memory.add_document("ns", ABSTRACT if lang == "en" else ZH, title="La Rance")
+    memory.add_document("ns", TextInput(ABSTRACT if lang == "en" else ZH, title="La Rance"))
     for k, (en, zh) in enumerate([("Quarterly sales of garden furniture rose in the north region.",
                                    "北方地区花园家具的季度销量上升。"),
                                   ("The office moves to the third floor in spring.", "办公室春天搬到三楼。"),
                                   ("Invoices are paid within thirty days.", "发票在三十天内付清。"),
                                   ("The cafeteria serves soup on Mondays.", "食堂每周一供应汤。")]):
-        memory.add_document("ns", en if lang == "en" else zh, title=f"Other {k}")
+        memory.add_document("ns", TextInput(en if lang == "en" else zh, title=f"Other {k}"))
     first = ("Plan a field trip to the La Rance tidal power station." if lang == "en"
              else "安排一次去朗斯潮汐电站的考察。")
     history = [{"role": "user", "content": first}, {"role": "assistant", "content": "OK."},

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memory import TextInput
 from memory.config import Config
 from memory.embedding import Embedder
 from memory.experience import ExperienceMemory
@@ -73,7 +74,7 @@ def test_repair_drops_a_collection_whose_namespace_has_no_row(config: Config, em
     store = open_store(config, embedder.identity)
     try:
         memory = ExperienceMemory(store, embedder, get_counter(), config)
-        memory.add_text("kept", "The loader streams rows. 加载器按行读取。", doc_id="doc")
+        memory.add_text("kept", TextInput("The loader streams rows. 加载器按行读取。", doc_id="doc"))
         vectors = VectorIndex(store)
         vectors.add("zqorphan", ["c1", "c2"], embedder.encode_documents(["one", "二"]))
         before = set(store.collection_names())

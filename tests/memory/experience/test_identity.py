@@ -3,10 +3,12 @@ is overwritten, and content already stored answers unchanged with its id. Englis
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from memory.errors import ConflictError, ValidationError
-from memory.experience import MemoryTurn
+from memory.experience import DocumentResult, MemoryTurn, TextInput
 from memory.service import Memory
 
 TEXTS = {
@@ -27,10 +29,15 @@ def _texts(memory: Memory, namespace: str = "ns") -> dict[str, list[str]]:
     return out
 
 
+def _adder(memory: Memory) -> Callable[..., DocumentResult]:
+    """add_text with the document's fields as keywords."""
+    return lambda namespace, text, **fields: memory.experience.add_text(namespace, TextInput(text, **fields))
+
+
 @LANGUAGES
 def test_an_explicit_doc_id_updates_its_document(memory: Memory, lang: str) -> None:
     first, second = TEXTS[lang]
-    add = memory.experience.add_text
+    add = _adder(memory)
     assert add("ns", first, doc_id="notes.md").status == "created"
     assert add("ns", first, doc_id="notes.md").status == "unchanged"
     assert add("ns", second, doc_id="notes.md").status == "updated"
@@ -43,7 +50,7 @@ def test_a_derived_name_with_other_content_is_a_conflict_and_keeps_the_stored_ve
     memory: Memory, lang: str
 ) -> None:
     first, second = TEXTS[lang]
-    add = memory.experience.add_text
+    add = _adder(memory)
     assert add("ns", first, derived_id="notes.md").doc_id == "notes.md"
     before = _texts(memory)
     with pytest.raises(ConflictError) as raised:
@@ -59,7 +66,7 @@ def test_a_derived_name_with_other_content_is_a_conflict_and_keeps_the_stored_ve
 @LANGUAGES
 def test_the_same_name_in_another_folder_is_another_document(memory: Memory, lang: str) -> None:
     first, second = TEXTS[lang]
-    add = memory.experience.add_text
+    add = _adder(memory)
     assert add("ns", first, derived_id="notes.md").status == "created"
     other = add("ns", second, derived_id="other/notes.md")
     assert (other.doc_id, other.status) == ("other/notes.md", "created")
@@ -69,7 +76,7 @@ def test_the_same_name_in_another_folder_is_another_document(memory: Memory, lan
 @LANGUAGES
 def test_the_same_content_under_another_name_answers_the_stored_id(memory: Memory, lang: str) -> None:
     first, _ = TEXTS[lang]
-    add = memory.experience.add_text
+    add = _adder(memory)
     add("ns", first, derived_id="notes.md")
     copy = add("ns", first, derived_id="copy of notes.md", title="another title")
     assert (copy.doc_id, copy.status) == ("notes.md", "unchanged")
@@ -84,7 +91,7 @@ def test_the_same_content_under_another_name_answers_the_stored_id(memory: Memor
 @LANGUAGES
 def test_the_same_json_text_twice_is_stored_once(memory: Memory, lang: str) -> None:
     first, second = TEXTS[lang]
-    add = memory.experience.add_text
+    add = _adder(memory)
     created = add("ns", first)
     assert created.doc_id.startswith("d-") and created.status == "created"
     assert add("ns", first) == type(created)(created.doc_id, created.chunks, "unchanged")
@@ -95,7 +102,7 @@ def test_the_same_json_text_twice_is_stored_once(memory: Memory, lang: str) -> N
 def test_a_source_names_the_document_it_came_from(memory: Memory) -> None:
     """Without doc_id or derived_id the source derives the id: the same source with other text is a conflict."""
     first, second = TEXTS["en"]
-    add = memory.experience.add_text
+    add = _adder(memory)
     created = add("ns", first, source="https://example.com/loader")
     with pytest.raises(ConflictError, match=created.doc_id):
         add("ns", second, source="https://example.com/loader")
@@ -103,7 +110,7 @@ def test_a_source_names_the_document_it_came_from(memory: Memory) -> None:
 
 
 def test_nul_is_dropped_from_the_text_and_refused_in_names(memory: Memory) -> None:
-    add = memory.experience.add_text
+    add = _adder(memory)
     stored = add("ns", "The loader\x00 reads CSV.\x00", derived_id="nul.md")
     assert _texts(memory)["nul.md"] == ["The loader reads CSV."] and stored.status == "created"
     assert add("ns", "The loader reads CSV.", derived_id="nul.md").status == "unchanged"

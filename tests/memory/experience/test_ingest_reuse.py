@@ -78,12 +78,12 @@ def stage_totals(calls: Sequence[tuple[str, int, int]]) -> dict[str, int]:
 def test_an_edited_document_re_embeds_only_its_changed_section(
     experience: ExperienceMemory, encoder: CountingEncoder, lang: str
 ) -> None:
-    first = experience.add_text("ns", markdown(SECTIONS[lang]), doc_id="notes")
+    first = experience.add_text("ns", TextInput(markdown(SECTIONS[lang]), doc_id="notes"))
     assert (first.status, first.chunks) == ("created", 4)
     assert len(encoder.embedded) == 4  # one call, one text per section, no sentence pass
     heading, text = EDITS[lang]
     encoder.embedded.clear()
-    again = experience.add_text("ns", markdown({**SECTIONS[lang], heading: text}), doc_id="notes")
+    again = experience.add_text("ns", TextInput(markdown({**SECTIONS[lang], heading: text}), doc_id="notes"))
     assert (again.status, again.chunks) == ("updated", 4)
     assert encoder.embedded == [f"{heading}\n{text}"]
 
@@ -95,13 +95,13 @@ def test_an_edited_long_document_embeds_no_chunk_text_it_held_before(
     """Its sentences are embedded again to find the topic shifts; of its chunks, only those with new text."""
     experience = ExperienceMemory(store, encoder, get_counter(), config.replace("chunking", **SMALL), clock)
     text = "\n\n".join(LONG[lang])
-    experience.add_text("ns", text, doc_id="long")
+    experience.add_text("ns", TextInput(text, doc_id="long"))
     before = stored_chunks(store, "ns", "long")
     assert len(before) >= 2
     old, new = LONG_EDIT[lang]
     calls: list[tuple[str, int, int]] = []
     encoder.embedded.clear()
-    result = experience.add_text("ns", text.replace(old, new), doc_id="long",
+    result = experience.add_text("ns", TextInput(text.replace(old, new), doc_id="long"),
                                  progress=lambda *call: calls.append(call))  # type: ignore[arg-type]
     after = stored_chunks(store, "ns", "long")
     changed = [c for c in after if c not in before]
@@ -115,15 +115,15 @@ def test_a_passage_another_document_holds_is_not_embedded_again(
     experience: ExperienceMemory, store: Store, encoder: CountingEncoder, embedder: Embedder, lang: str
 ) -> None:
     sections = SECTIONS[lang]
-    experience.add_text("ns", markdown(sections), doc_id="a")
+    experience.add_text("ns", TextInput(markdown(sections), doc_id="a"))
     heading = next(iter(sections))
     encoder.embedded.clear()
-    experience.add_text("ns", markdown({heading: sections[heading]}), doc_id="b")
+    experience.add_text("ns", TextInput(markdown({heading: sections[heading]}), doc_id="b"))
     assert encoder.embedded == []
     shared = f"{heading}\n{sections[heading]}"
     vector = VectorIndex(store).fetch("ns", [_chunk_id(store, "ns", "b")])
     np.testing.assert_allclose(next(iter(vector.values())), embedder.encode_documents([shared])[0], atol=1e-5)
-    experience.add_text("other", markdown({heading: sections[heading]}), doc_id="b")
+    experience.add_text("other", TextInput(markdown({heading: sections[heading]}), doc_id="b"))
     assert encoder.embedded == [shared]  # another namespace's vectors are never read
 
 
@@ -138,7 +138,7 @@ def test_a_document_reuses_a_turns_own_embedding_never_its_mixed_vector(
                                    for i, (s, t) in enumerate(talk)])
     encoder.embedded.clear()
     said = "Ben: Did you find a flat near the river?"  # the middle turn's text as it is embedded
-    experience.add_text("ns", said, doc_id="quote")
+    experience.add_text("ns", TextInput(said, doc_id="quote"))
     assert encoder.embedded == []
     found = VectorIndex(store).fetch("ns", [_chunk_id(store, "ns", "quote")])
     np.testing.assert_allclose(next(iter(found.values())), embedder.encode_documents([said])[0], atol=1e-5)
@@ -172,7 +172,7 @@ def test_add_texts_embeds_every_document_in_one_call_and_answers_as_add_text_wou
 def test_a_failed_batch_write_stores_none_of_its_documents(
     experience: ExperienceMemory, store: Store
 ) -> None:
-    experience.add_text("ns", markdown(SECTIONS["en"]), doc_id="kept")
+    experience.add_text("ns", TextInput(markdown(SECTIONS["en"]), doc_id="kept"))
     vectors = experience._writer.vectors
     ids_before = vectors.ids("ns")
 
