@@ -8,12 +8,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cli.remote import Remote
 from memory.config import Config, load_config
 from memory.errors import MemoryError_, ValidationError
+
+if TYPE_CHECKING:
+    from cli.session import Session
 
 __all__ = ["build_parser", "main"]
 
@@ -57,7 +58,7 @@ def _mcp(args: argparse.Namespace) -> int:
     from api.mcp.beside import Beside, open_or_find
     from api.mcp.relay import run_relay
     from api.mcp.server import run_stdio, select_tools
-    from cli.remote import server_key
+    from cli.session import server_key
     from memory.namespaces import check_namespace
 
     config = _config(args)
@@ -92,32 +93,16 @@ def _mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _session(args: argparse.Namespace) -> Any:
-    """The store (a Memory whose model loads only when the command embeds), or the server that holds it."""
-    from memory.errors import StoreBusyError
-    from memory.lock import holder_of
+def _session(args: argparse.Namespace) -> Session:
+    """The store, or the server that holds it (cli.session)."""
+    from cli.session import open_session
 
-    config = _config(args)
-    holder = holder_of(config.data_path.resolve())
-    if holder is not None and holder.url:  # a server holds the store: ask it, without loading the library
-        return Remote(holder.url, config, getattr(args, "namespace", None))
-    from memory.embedding import lazy_embedder
-    from memory.service import Memory
-    from memory.store import stored_identity
-
-    stored = stored_identity(config)
-    try:
-        return Memory(config, embedder=lazy_embedder(config.embedding, stored.embedder if stored else None),
-                      command=args.command)
-    except StoreBusyError as exc:
-        if not exc.url:
-            raise
-        return Remote(exc.url, config, getattr(args, "namespace", None))
+    return open_session(_config(args), args.command, getattr(args, "namespace", None))
 
 
 def _stats(args: argparse.Namespace) -> int:
     with closing(_session(args)) as session:
-        health = session.health() if isinstance(session, Remote) else asdict(session.health())
+        health = session.health()
     if args.json:
         print(json.dumps(health, ensure_ascii=False, indent=2))
     else:
@@ -140,13 +125,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _recall(args: argparse.Namespace) -> int:
     with closing(_session(args)) as session:
-        if isinstance(session, Remote):
-            result = session.recall(args.namespace, args.query, args.budget, args.task, args.min_score)
-        else:
-            from api.schemas.recall import RecallPublic
-
-            result = RecallPublic.of(session.recall(args.namespace, args.query, args.budget, task_id=args.task,
-                                                    min_score=args.min_score)).model_dump()
+        result = session.recall(args.namespace, args.query, args.budget, args.task, args.min_score)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
@@ -161,7 +140,7 @@ def _context(args: argparse.Namespace) -> int:
     import pydantic
 
     from api.errors import field_problems
-    from api.schemas.context import ContextPublic, ContextRequest
+    from api.schemas.context import ContextRequest
 
     body = _json_file(args.file)
     # The option, when given, names the namespace (and so the key a server is asked with); else the file does.
@@ -172,11 +151,7 @@ def _context(args: argparse.Namespace) -> int:
     except pydantic.ValidationError as exc:
         raise ValidationError(f"{args.file} is not a /v1/context request: {field_problems(exc.errors())}") from None
     with closing(_session(args)) as session:
-        if isinstance(session, Remote):
-            answer = session.context(body)
-        else:
-            answer = ContextPublic.of(session.context(request.turn(request.namespace))
-                                      ).model_dump(mode="json")
+        answer = session.context(request)
     print(json.dumps(answer["report"] if args.report else answer, ensure_ascii=False, indent=2))
     return 0
 
@@ -206,12 +181,7 @@ def _json_file(path: str) -> dict[str, Any]:
 
 def _pin(args: argparse.Namespace) -> int:
     with closing(_session(args)) as session:
-        if isinstance(session, Remote):
-            change = session.pin(args.namespace, args.text)
-        else:
-            from api.schemas.facts import FactChangePublic
-
-            change = FactChangePublic.of(session.facts.pin(args.namespace, text=args.text)).model_dump()
+        change = session.pin(args.namespace, args.text)
     for fact in change["stored"]:
         print(f"pinned {fact['id']}  {fact['key']} = {fact['value']}")
     for fact in change["superseded"]:
@@ -221,12 +191,7 @@ def _pin(args: argparse.Namespace) -> int:
 
 def _facts(args: argparse.Namespace) -> int:
     with closing(_session(args)) as session:
-        if isinstance(session, Remote):
-            facts = session.facts(args.namespace)["facts"]
-        else:
-            from api.schemas.facts import FactPublic
-
-            facts = [FactPublic.of(f).model_dump() for f in session.facts.list_facts(args.namespace)]
+        facts = session.facts(args.namespace)
     if args.json:
         print(json.dumps(facts, ensure_ascii=False, indent=2))
     for fact in [] if args.json else facts:
@@ -239,12 +204,7 @@ def _facts(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     with closing(_session(args)) as session:
-        if isinstance(session, Remote):
-            found = session.search(args.namespace, args.query, args.k)
-        else:
-            from api.schemas.search import SearchPublic
-
-            found = SearchPublic.of(session.experience.explain(args.namespace, args.query, args.k)).model_dump()
+        found = session.search(args.namespace, args.query, args.k)
     print(f"query terms: {' '.join(found['terms'])}  (CJK share {found['cjk_share']:.2f}, temporal "
           f"{found['temporal']}, weights dense {found['dense_weight']:.2f} / lexical {found['lexical_weight']:.2f})")
     for rank, hit in enumerate(found["results"], 1):

@@ -2,9 +2,10 @@
 
 Embedded Chroma serves one process, so while `memory serve` (or another agent's `memory mcp`, api.mcp.beside)
 holds the data folder an agent's `memory mcp` cannot open the store; like the other `memory` commands, it then
-speaks to the server instead (cli/remote.py does the same for REST). Each call is one JSON-RPC POST: /mcp is
-stateless and answers JSON, so there is no session to keep, and a server that stopped is a refused connection at
-once rather than a call waiting on a dead stream; the relay then takes the store over (`takeover`).
+speaks to the server instead (cli/session.py does the same over REST, through memory_client). Each call is one
+JSON-RPC POST: /mcp is stateless and answers JSON, so there is no session to keep, and a server that stopped is a
+refused connection at once rather than a call waiting on a dead stream; the relay then takes the store over
+(`takeover`).
 """
 
 from __future__ import annotations

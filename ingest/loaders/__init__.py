@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ingest.loaders.base import DocumentKind, LoadedDocument, Turn
+from ingest.loaders.base import DocumentKind, LoadedDocument, Turn, file_mtime
 from ingest.loaders.paths import FoundPath, check_paths, iter_paths, safe_path
 from ingest.loaders.registry import LOADERS, SUPPORTED_SUFFIXES, load_path
 
@@ -14,6 +14,7 @@ __all__ = [
     "LoadedDocument",
     "Turn",
     "check_paths",
+    "file_mtime",
     "iter_paths",
     "load_path",
     "safe_path",

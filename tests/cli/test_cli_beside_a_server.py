@@ -109,3 +109,23 @@ def test_commands_that_need_the_store_itself_refuse_in_a_sentence(server: Server
     assert "stop the server" in line
     assert "Traceback" not in done.stderr
     assert httpx.get(server.url + "/healthz").status_code == 200  # and the server is unharmed
+
+
+def test_a_keyed_server_is_asked_with_a_key_that_may_use_the_namespace(tmp_path: Path) -> None:
+    """The configured key of the namespace goes with the command; a refused key is one line, exit status 2."""
+    config = tmp_path / "keys.toml"
+    config.write_text('[auth.keys]\n"k-alice-7f3a" = ["alice"]\n"k-bob-9c1d" = ["bob"]\n', encoding="utf-8")
+    with ServerProcess(tmp_path / "data", tmp_path / "server.log", config) as running:
+        for namespace, text in (("alice", "Never use Python 2 syntax."), ("bob", "不要用Python 2的语法。")):
+            pinned = memory(running, "pin", text, "-n", namespace, "--config", str(config))
+            assert pinned.returncode == 0 and pinned.stdout.startswith("pinned f-"), pinned.stderr
+        facts = memory(running, "facts", "-n", "bob", "--json", "--config", str(config))
+        assert [f["pinned"] for f in json.loads(facts.stdout)] == [True] and "Python 2" in facts.stdout
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}, "MEMORY_API_KEY": "k-bob-9c1d"}
+        refused = subprocess.run([sys.executable, "-m", "cli", "facts", "-n", "alice", "--config", str(config),
+                                  "--data", str(running.data_dir)], cwd=ROOT, env=env, capture_output=True,
+                                 text=True, timeout=300)
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr
+        line = refused.stderr.strip().splitlines()[-1]
+        assert line.startswith("memory facts: the server at " + running.url + " answered 40"), line
+        assert logged_errors(running.log_text()) == []
