@@ -136,12 +136,22 @@ def orphan_folders(chroma_root: Path) -> list[Path]:
     # Folders are listed before segments are read: Chroma records a segment before it makes its folder, so a
     # collection created meanwhile has its segment listed and its folder is kept.
     folders = [p for p in chroma_root.iterdir() if p.is_dir() and _SEGMENT_FOLDER.fullmatch(p.name)]
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10.0)
     try:
-        live = {r[0] for r in conn.execute("SELECT id FROM segments").fetchall()}
+        live = _segments(f"file:{path}?mode=ro")
+    except sqlite3.OperationalError:
+        # A process killed while Chroma wrote leaves a write-ahead log to recover, which a read-only connection
+        # cannot do; one that may write recovers it as Chroma's own would on opening (SQLite's locks keep the two
+        # apart when Chroma is open too).
+        live = _segments(f"file:{path}")
+    return [p for p in folders if p.name not in live]
+
+
+def _segments(uri: str) -> set[str]:
+    conn = sqlite3.connect(uri, uri=True, timeout=10.0)
+    try:
+        return {r[0] for r in conn.execute("SELECT id FROM segments").fetchall()}
     finally:
         conn.close()
-    return [p for p in folders if p.name not in live]
 
 
 class Erasable(Protocol):

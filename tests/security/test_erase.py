@@ -96,3 +96,37 @@ def test_fresh_memory_comes_zeroed_once_a_store_is_open(memory: Memory) -> None:
     finally:
         for block in fresh:
             libc.free(block)
+
+
+_KILLED_MID_WRITE = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("CREATE TABLE segments (id TEXT)")
+conn.execute("INSERT INTO segments VALUES ('0b1c2d3e-0000-4000-8000-000000000001')")
+conn.execute("PRAGMA cache_size = 10")  # so the open transaction's pages reach the file before the kill
+conn.execute("BEGIN")
+conn.execute("INSERT INTO segments SELECT hex(randomblob(400)) FROM (WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL "
+             "SELECT n + 1 FROM r WHERE n < 20000) SELECT n FROM r)")
+os._exit(9)
+"""
+
+
+def test_orphans_are_found_in_a_chroma_file_a_killed_process_left_mid_write(tmp_path: Path) -> None:
+    """A hot journal (Chroma killed mid-write) cannot be read read-only; it is rolled back and read instead."""
+    import subprocess
+    import sys
+
+    from memory.erase import orphan_folders
+
+    kept, orphan = (tmp_path / "0b1c2d3e-0000-4000-8000-000000000001", tmp_path / "0b1c2d3e-0000-4000-8000-00000000000f")
+    kept.mkdir()
+    orphan.mkdir()
+    subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE, str(tmp_path / "chroma.sqlite3")], check=False)
+    assert (tmp_path / "chroma.sqlite3-journal").exists()
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):  # what the pass met before
+        sqlite3.connect(f"file:{tmp_path / 'chroma.sqlite3'}?mode=ro", uri=True).execute(
+            "SELECT id FROM segments").fetchall()
+    assert orphan_folders(tmp_path) == [orphan]
+    conn = sqlite3.connect(tmp_path / "chroma.sqlite3")
+    assert conn.execute("SELECT count(*) FROM segments").fetchone() == (1,)  # the killed write rolled back
+    conn.close()
