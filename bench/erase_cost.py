@@ -24,8 +24,9 @@ import numpy as np
 from bench.experience_scale import SyntheticEncoder, fill, random_chunk, sentence_pool
 from memory.clock import utc_now
 from memory.config import load_config
+from memory.database.sqlite import checkpoint
 from memory.embedding import EmbedderIdentity, Progress
-from memory.erase import Eraser, checkpoint, flush, orphan_folders, vacuum
+from memory.erase import Eraser, flush, orphan_folders, vacuum
 from memory.experience import ChunkInput, ExperienceMemory
 from memory.experience.dense import VectorIndex
 from memory.experience.writer import DocumentWriter

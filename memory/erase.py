@@ -27,11 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import sqlite_utils
-
+from memory.database import Connection, Database
 from memory.live_collection import SharedLock
 
-__all__ = ["ERASE_DELAY_S", "Erasable", "ErasePass", "Eraser", "checkpoint", "flush", "orphan_folders", "vacuum",
+__all__ = ["ERASE_DELAY_S", "Erasable", "ErasePass", "Eraser", "flush", "orphan_folders", "vacuum",
            "zero_fresh_memory", "zeroing_available"]
 
 # A pass starts at most this long after the first delete it covers; deletes meanwhile join it. Its own length
@@ -42,6 +41,7 @@ _RETRY_MAX_S = 60.0  # a failing pass is retried after 2, 4, ... ERASE_DELAY_S, 
 _PENDING = "erase_pending"  # meta key: {"flush": [collection names], "chroma": bool, "serial": n}: what is owed
 _FORMAT = "erase_format"  # meta key: stores without it predate erasing and get one whole pass at open
 _FORMAT_VERSION = "1"
+_SET_META = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 _PAD = "~erase-"  # ids of the no-op deletes that make Chroma persist; no chunk id starts with "~"
 _BATCH = 2000
 _SEGMENT_FOLDER = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -89,16 +89,6 @@ def zero_fresh_memory() -> bool:
     if _zeroing is None:
         _zeroing = zeroing_available() and ctypes.CDLL(None).mallopt(_M_PERTURB, 0xFF) == 1
     return _zeroing
-
-
-def checkpoint(db_path: Path, timeout_s: float = 2.0) -> bool:
-    """Copy memory.db's WAL into the file and truncate it to 0 bytes; False if readers kept it busy."""
-    conn = sqlite3.connect(db_path, timeout=timeout_s, isolation_level=None)
-    try:
-        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-    finally:
-        conn.close()
-    return not busy
 
 
 def vacuum(path: Path, timeout_s: float = 10.0) -> None:
@@ -155,10 +145,10 @@ def _segments(uri: str) -> set[str]:
 
 
 class Erasable(Protocol):
-    """What a pass needs of a store (memory.store.Store is one): its transactions and SQLite file, and its
-    Chroma client with the lock that keeps the store's own calls out while a pass rewrites Chroma's files."""
+    """What a pass needs of a store (memory.store.Store is one): its transactions and database, and its Chroma
+    client with the lock that keeps the store's own calls out while a pass rewrites Chroma's files."""
 
-    db_path: Path
+    database: Database
 
     @property
     def write_lock(self) -> AbstractContextManager[Any]: ...
@@ -169,7 +159,7 @@ class Erasable(Protocol):
     @property
     def vector_lock(self) -> SharedLock: ...
 
-    def transaction(self) -> AbstractContextManager[sqlite_utils.Database]: ...
+    def transaction(self) -> AbstractContextManager[Connection]: ...
 
     def collection_names(self) -> list[str]: ...
 
@@ -193,7 +183,7 @@ class Eraser:
         self._pass_lock = threading.Lock()
         self.passes = 0  # passes run so far
 
-    def note(self, tx: sqlite_utils.Database, flush: Iterable[str] = (), gone: Iterable[str] = (),
+    def note(self, tx: Connection, flush: Iterable[str] = (), gone: Iterable[str] = (),
              chroma: bool = False) -> None:
         """Inside a delete's transaction: record that a pass is owed, which collections lost vectors and which
         were dropped (no longer named here: a forgotten namespace's collection name is a trace of it too)."""
@@ -213,7 +203,7 @@ class Eraser:
                 names = self._store.collection_names() if self._chroma_root is not None else []
                 _record(tx, {"flush": sorted(set(owed["flush"]) | set(names)), "chroma": True,
                              "serial": owed["serial"] + 1})
-                tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [_FORMAT, _FORMAT_VERSION])
+                tx.execute(_SET_META, [_FORMAT, _FORMAT_VERSION])
             owed_now = tx.execute("SELECT 1 FROM meta WHERE key = ?", [_PENDING]).fetchone() is not None
         orphans = self._chroma_root is not None and bool(orphan_folders(self._chroma_root))
         if owed_now or orphans:
@@ -265,7 +255,7 @@ class Eraser:
                 if _owed(tx)["serial"] == owed["serial"]:
                     tx.execute("DELETE FROM meta WHERE key = ?", [_PENDING])
             with store.write_lock:  # a writer of this process would keep the checkpoint from finishing
-                checkpointed = checkpoint(store.db_path)
+                checkpointed = store.database.erase()
             self.passes += 1
             return ErasePass(flushed, removed, vacuumed, checkpointed)
 
@@ -308,12 +298,12 @@ class Eraser:
                 self._state.notify_all()
 
 
-def _owed(db: sqlite_utils.Database) -> dict[str, Any]:
+def _owed(db: Connection) -> dict[str, Any]:
     row = db.execute("SELECT value FROM meta WHERE key = ?", [_PENDING]).fetchone()
     owed = json.loads(row[0]) if row else {}
     return {"flush": list(owed.get("flush", [])), "chroma": bool(owed.get("chroma", False)),
             "serial": int(owed.get("serial", 0))}
 
 
-def _record(db: sqlite_utils.Database, owed: dict[str, Any]) -> None:
-    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [_PENDING, json.dumps(owed)])
+def _record(db: Connection, owed: dict[str, Any]) -> None:
+    db.execute(_SET_META, [_PENDING, json.dumps(owed)])

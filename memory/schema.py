@@ -9,7 +9,8 @@ import re
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import sqlite_utils
 
@@ -50,7 +51,8 @@ def _tokenizer() -> sqlite3.Connection:
     return connection
 
 
-def count_terms(db: sqlite_utils.Database, rows: Sequence[tuple[int, str, str]], sign: int) -> None:
+def count_terms(executemany: Callable[[str, Iterable[Sequence[Any]]], Any], rows: Sequence[tuple[int, str, str]],
+                sign: int) -> None:
     """Add (sign +1) or take away (-1) index rows (rowid, namespace token, terms) in the namespaces' statistics.
 
     FTS5's own totals are the whole index's, and it can say how many rows hold a term only by walking the term's
@@ -71,24 +73,23 @@ def count_terms(db: sqlite_utils.Database, rows: Sequence[tuple[int, str, str]],
     if not lengths:
         return
     terms = [(ns, token, n) for ns, counts in held.items() for token, n in counts.items()]
-    conn = db.conn
     if sign > 0:
-        conn.executemany("INSERT INTO lexical_rows (rowid, ns, length) VALUES (?, ?, ?)", lengths)
-        conn.executemany(
+        executemany("INSERT INTO lexical_rows (rowid, ns, length) VALUES (?, ?, ?)", lengths)
+        executemany(
             "INSERT INTO lexical_namespaces (ns, rows, length) VALUES (?, ?, ?) ON CONFLICT (ns) DO UPDATE "
             "SET rows = rows + excluded.rows, length = length + excluded.length",
             [(ns, count, length) for ns, (count, length) in sizes.items()],
         )
-        conn.executemany("INSERT INTO lexical_terms (ns, term, rows) VALUES (?, ?, ?) "
+        executemany("INSERT INTO lexical_terms (ns, term, rows) VALUES (?, ?, ?) "
                          "ON CONFLICT (ns, term) DO UPDATE SET rows = rows + excluded.rows", terms)
         return
-    conn.executemany("DELETE FROM lexical_rows WHERE rowid = ?", [(rowid,) for rowid, _, _ in lengths])
-    conn.executemany("UPDATE lexical_namespaces SET rows = rows - ?, length = length - ? WHERE ns = ?",
+    executemany("DELETE FROM lexical_rows WHERE rowid = ?", [(rowid,) for rowid, _, _ in lengths])
+    executemany("UPDATE lexical_namespaces SET rows = rows - ?, length = length - ? WHERE ns = ?",
                      [(count, length, ns) for ns, (count, length) in sizes.items()])
-    conn.executemany("DELETE FROM lexical_namespaces WHERE ns = ? AND rows <= 0", [(ns,) for ns in sizes])
-    conn.executemany("UPDATE lexical_terms SET rows = rows - ? WHERE ns = ? AND term = ?",
+    executemany("DELETE FROM lexical_namespaces WHERE ns = ? AND rows <= 0", [(ns,) for ns in sizes])
+    executemany("UPDATE lexical_terms SET rows = rows - ? WHERE ns = ? AND term = ?",
                      [(n, ns, token) for ns, token, n in terms])
-    conn.executemany("DELETE FROM lexical_terms WHERE ns = ? AND term = ? AND rows <= 0",
+    executemany("DELETE FROM lexical_terms WHERE ns = ? AND term = ? AND rows <= 0",
                      [(ns, token) for ns, token, _ in terms])
 
 
@@ -299,7 +300,7 @@ def _lexical_namespaces(db: sqlite_utils.Database) -> None:
         last = 0
         while rows := db.execute("SELECT rowid, ns, terms FROM chunks_fts WHERE rowid > ? ORDER BY rowid LIMIT 5000",
                                  [last]).fetchall():
-            count_terms(db, rows, +1)
+            count_terms(db.conn.executemany, rows, +1)
             last = rows[-1][0]
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '6')")
         db.execute("COMMIT")

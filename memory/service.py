@@ -244,7 +244,7 @@ class Memory:
             model=self.embedder.identity.model,
             dimension=self.embedder.dimension,
             tokenizer=self.counter.name,
-            store=str(self.store.db_path),
+            store=self.store.database.where,
             chroma=f"http://{cfg.host}:{cfg.port}" if cfg.host else str(Path(self.store.root) / "chroma"),
             counts=_totals(self.namespaces(within)),
             fresh_memory_zeroed=self.store.zeroes_fresh_memory,

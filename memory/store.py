@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
-
 from memory.bullet import BULLET_FORMAT
 from memory.config import Config
+from memory.database import Connection, Database
+from memory.database.sqlite import SqliteDatabase, read_meta
 from memory.embedding import EmbedderIdentity
 from memory.erase import Eraser, zero_fresh_memory, zeroing_available
 from memory.errors import StoreError, StoreMismatchError
 from memory.live_collection import LiveCollection, LiveCollections, SharedLock
 from memory.once import Once
-from memory.schema import MIGRATIONS, SCHEMA_VERSION
+from memory.schema import SCHEMA_VERSION
 
 __all__ = ["LiveCollection", "Store", "StoreIdentity", "collection_name", "open_store", "stored_identity"]
+
+_SET_META = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 
 
 @dataclass(frozen=True)
@@ -49,26 +50,17 @@ def collection_name(namespace: str, tier: str = "exp", generation: int = 0) -> s
 
 def stored_identity(config: Config) -> StoreIdentity | None:
     """The identity recorded by the store under config.service.data_dir; None when there is no store yet."""
-    path = config.data_path.resolve() / "memory.db"
-    if not path.exists():
-        return None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
-    try:
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    if "embedding_model" not in meta:
+    meta = read_meta(config.data_path.resolve() / "memory.db")
+    if meta is None or "embedding_model" not in meta:
         return None
     return StoreIdentity(meta["embedding_backend"], meta["embedding_model"], int(meta["dimension"]),
                          meta["tokenizer"], int(meta.get("schema_version", SCHEMA_VERSION)))
 
 
 class Store:
-    """SQLite through sqlite-utils for records, Chroma for vectors; opened once per process."""
+    """Records in a database (memory.database: the SQLite file by default), vectors in Chroma."""
 
-    def __init__(self, config: Config, identity: StoreIdentity) -> None:
+    def __init__(self, config: Config, identity: StoreIdentity, database: Database | None = None) -> None:
         self.config = config
         self.identity = identity
         self.root = config.data_path.resolve()
@@ -77,14 +69,14 @@ class Store:
         except OSError as exc:
             raise StoreError(f"cannot create the data folder {self.root}: {exc}") from exc
         self.db_path = self.root / "memory.db"
+        self.database: Database = database if database is not None else SqliteDatabase(self.db_path)
         self._local = threading.local()
-        self.write_lock = threading.RLock()  # one writer at a time inside the process; WAL lets readers go on
-        self._connections: list[sqlite3.Connection] = []
-        self._connections_lock = threading.Lock()
+        self.write_lock = threading.RLock()  # one writer at a time inside the process; readers go on
         # A collection dropped while another thread holds its handle must not break that thread (see LiveCollection).
         self._live = LiveCollections(self._chroma_collection, lambda name: self.chroma.delete_collection(name))
+        with self.write_lock:
+            self.database.migrate()
         db = self.db
-        self._migrate(db)
         self._check_identity(db)
         self._check_bullet_format(db)
         row = db.execute("SELECT value FROM meta WHERE key = 'vector_generation'").fetchone()
@@ -97,22 +89,9 @@ class Store:
         self.eraser.opened()
 
     @property
-    def db(self) -> sqlite_utils.Database:
-        """This thread's connection (sqlite3 connections must not be shared across threads)."""
-        db = getattr(self._local, "db", None)
-        if db is None:
-            conn = sqlite3.connect(self.db_path, timeout=30.0, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA busy_timeout=30000")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            # Deleted content is overwritten, not left in free pages: a forgotten memory must not stay on disk.
-            conn.execute("PRAGMA secure_delete=ON")
-            with self._connections_lock:
-                self._connections.append(conn)
-            db = sqlite_utils.Database(conn)
-            self._local.db = db
-        return db
+    def db(self) -> Connection:
+        """This thread's connection to the records."""
+        return self.database.connection()
 
     @property
     def vector_lock(self) -> SharedLock:
@@ -127,24 +106,7 @@ class Store:
         """
         return _Transaction(self, commit)
 
-    def _migrate(self, db: sqlite_utils.Database) -> None:
-        with self.write_lock:
-            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            current = int(row[0]) if row else 0
-            if current > SCHEMA_VERSION:
-                raise StoreMismatchError(
-                    f"the store in {self.root} has schema version {current}, newer than this program's "
-                    f"{SCHEMA_VERSION}; upgrade the program or use another data folder"
-                )
-            for version, step in MIGRATIONS:
-                if version > current:
-                    step(db)
-                    db.execute(
-                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [str(version)]
-                    )
-
-    def _check_identity(self, db: sqlite_utils.Database) -> None:
+    def _check_identity(self, db: Connection) -> None:
         wanted = {
             "embedding_backend": self.identity.embedding_backend,
             "embedding_model": self.identity.embedding_model,
@@ -154,7 +116,7 @@ class Store:
         with self.write_lock:
             stored = dict(db.execute("SELECT key, value FROM meta").fetchall())
             if "embedding_model" not in stored:
-                db.conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(wanted.items()))
+                db.executemany(_SET_META, list(wanted.items()))
                 return
         differing = [f"{k} is {stored.get(k)!r} in the store but {v!r} in the configuration"
                      for k, v in wanted.items() if stored.get(k) != v]
@@ -165,21 +127,16 @@ class Store:
                 "or re-embed the store with `memory reembed --backend NAME [--model NAME]`"
             )
 
-    def _check_bullet_format(self, db: sqlite_utils.Database) -> None:
+    def _check_bullet_format(self, db: Connection) -> None:
         """Stored bullet costs follow memory.bullet; under another BULLET_FORMAT they are cleared for repair."""
         with self.write_lock:
             row = db.execute("SELECT value FROM meta WHERE key = 'bullet_format'").fetchone()
             if row is not None and row[0] == str(BULLET_FORMAT):
                 return
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with self.transaction() as tx:
                 if row is not None:  # a store that recorded no format was written under the first one
-                    db.execute("UPDATE chunks SET line_tokens = NULL")
-                db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('bullet_format', ?)", [str(BULLET_FORMAT)])
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+                    tx.execute("UPDATE chunks SET line_tokens = NULL")
+                tx.execute(_SET_META, ["bullet_format", str(BULLET_FORMAT)])
 
     @property
     def zeroes_fresh_memory(self) -> bool:
@@ -238,7 +195,7 @@ class Store:
         """Delete a collection by its name (one whose namespace nothing in SQLite names any more)."""
         self._live.drop(name)
 
-    def erase_later(self, tx: sqlite_utils.Database, *, vectors_of: str | None = None,
+    def erase_later(self, tx: Connection, *, vectors_of: str | None = None,
                     dropped: str | None = None) -> None:
         """Inside a delete's transaction: owe an erase pass (memory.erase) that clears what the delete left on disk.
 
@@ -264,25 +221,20 @@ class Store:
             "vector_generation": str(generation),
         }
         with self.transaction() as tx:
-            tx.conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+            tx.executemany(_SET_META, list(values.items()))
         self.identity = identity
         self.generation = generation
 
     def close(self) -> None:
         """Erase what deletes left (memory.erase; the WAL is truncated), then close every SQLite connection."""
         self.eraser.close()
-        with self._connections_lock:
-            for conn in self._connections:
-                try:
-                    conn.close()
-                except sqlite3.Error:
-                    pass
-            self._connections.clear()
+        self.database.close()
         self._local = threading.local()
 
 
 class _Transaction:
-    """BEGIN IMMEDIATE under the write lock; inside another transaction of the same thread, a SAVEPOINT.
+    """The database's write transaction (Database.begin) under the write lock; inside another transaction of the
+    same thread, a SAVEPOINT.
 
     A caller can so wrap several tiers' writes (each opening its own transaction) in one outer transaction and
     roll them all back together; an inner one rolled back (an exception, or `commit` False) undoes its own
@@ -294,7 +246,7 @@ class _Transaction:
         self._commit = commit
         self._savepoint: str | None = None
 
-    def __enter__(self) -> sqlite_utils.Database:
+    def __enter__(self) -> Connection:
         local = self._store._local
         self._store.write_lock.acquire()
         try:
@@ -304,7 +256,7 @@ class _Transaction:
                 self._savepoint = f"nested_{depth}"
                 db.execute(f"SAVEPOINT {self._savepoint}")
             else:
-                db.execute("BEGIN IMMEDIATE")
+                self._store.database.begin(db)
         except BaseException:
             self._store.write_lock.release()
             raise
@@ -327,7 +279,8 @@ class _Transaction:
             self._store.write_lock.release()
 
 
-def open_store(config: Config, embedder: EmbedderIdentity) -> Store:
-    """Open (creating if needed) the store under config.service.data_dir, checking its identity."""
+def open_store(config: Config, embedder: EmbedderIdentity, database: Database | None = None) -> Store:
+    """Open (creating if needed) the store under config.service.data_dir, checking its identity; its records in
+    `database` when given, else in the folder's SQLite file."""
     identity = StoreIdentity(embedder.backend, embedder.model, embedder.dimension, config.tokenizer.encoding)
-    return Store(config, identity)
+    return Store(config, identity, database)

@@ -4,13 +4,18 @@ the test moves by hand, and one seed for every randomised test (printed, and rep
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
 
+from bench.postgres_cluster import PostgresCluster, server_binaries
 from memory.config import Config, EmbeddingConfig, load_config
+from memory.database import Database
+from memory.database.postgres import PostgresDatabase
 from memory.embedding import Embedder, load_embedder
 from memory.service import Memory
 from memory.tokens import TokenCounter, get_counter
@@ -105,3 +110,50 @@ def memory(config: Config, embedder: Embedder) -> Iterator[Memory]:
     """A Memory over a real SQLite file and a real embedded Chroma under tmp_path."""
     with Memory(config, embedder=embedder) as opened:
         yield opened
+
+
+BACKENDS = ("sqlite", "postgres")
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """One throwaway PostgreSQL cluster for the session, with a database migrated once to copy per test."""
+    if server_binaries() is None:
+        pytest.skip("no PostgreSQL server is installed here (make test installs Debian's postgresql package), so "
+                    "the PostgreSQL backend's runs of this test are skipped")
+    with PostgresCluster() as cluster:
+        template = PostgresDatabase(cluster.create_database("memory_template"))
+        template.migrate()
+        template.close()
+        yield cluster
+
+
+def again(database: Database | None) -> Database | None:
+    """Another opening of the same records, as another process would have: None (the data folder's SQLite file)
+    again, or a new pool on the same PostgreSQL database."""
+    return None if database is None else PostgresDatabase(cast(PostgresDatabase, database).url)
+
+
+def sqlite_only(backend: str, why: str) -> None:
+    """Skip the PostgreSQL run of a test of what only the SQLite file has, saying what."""
+    if backend != "sqlite":
+        pytest.skip(f"{why}: SQLite's alone")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each test that asks runs on both backends: the SQLite file and a PostgreSQL database."""
+    return str(request.param)
+
+
+@pytest.fixture()
+def database(backend: str, config: Config, request: pytest.FixtureRequest) -> Iterator[Database | None]:
+    """The test's records: None for the SQLite file of its data folder, else a fresh PostgreSQL database."""
+    if backend == "sqlite":
+        yield None
+        return
+    cluster: PostgresCluster = request.getfixturevalue("postgres")
+    name = "t" + uuid.uuid4().hex[:16]
+    opened = PostgresDatabase(cluster.create_database(name, template="memory_template"))
+    yield opened
+    opened.close()

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, NamedTuple
 
-import sqlite_utils
-
 from memory.clock import parse_iso, to_iso
+from memory.database import Connection
 from memory.experience import conversations
 from memory.experience.filters import filter_sql
 from memory.experience.model import ChunkInfo, ChunkInput, DocumentInfo, DocumentKind, SearchFilters
@@ -61,7 +60,7 @@ def _document(row: tuple[Any, ...]) -> DocumentInfo:
     )
 
 
-def list_documents(db: sqlite_utils.Database, namespace: str, kind: DocumentKind | None = None,
+def list_documents(db: Connection, namespace: str, kind: DocumentKind | None = None,
                    limit: int | None = None, offset: int = 0) -> list[DocumentInfo]:
     """The documents and memories of a namespace (of one kind, when given), newest first (ties by id), from
     `offset`, at most `limit` of them (all without it)."""
@@ -73,13 +72,13 @@ def list_documents(db: sqlite_utils.Database, namespace: str, kind: DocumentKind
     return [_document(r) for r in rows]
 
 
-def namespace_counts(db: sqlite_utils.Database, namespace: str | None = None) -> dict[str, tuple[int, int, int]]:
+def namespace_counts(db: Connection, namespace: str | None = None) -> dict[str, tuple[int, int, int]]:
     """(documents, conversation turns, chunks) per namespace that holds one (only `namespace` when given)."""
     where, params = ("AND namespace = ?", [namespace]) if namespace is not None else ("", [])
     found: dict[str, tuple[int, int, int]] = {}
     for name, documents, memories in db.execute(
-            "SELECT namespace, sum(kind = 'document'), sum(kind = 'memory') FROM documents WHERE state = 'ready' "
-            f"{where} GROUP BY namespace", params).fetchall():
+            "SELECT namespace, count(*) FILTER (WHERE kind = 'document'), count(*) FILTER (WHERE kind = 'memory') "
+            f"FROM documents WHERE state = 'ready' {where} GROUP BY namespace", params).fetchall():
         found[name] = (int(documents or 0), int(memories or 0), 0)
     # kept by triggers (memory.schema, version 2)
     for name, chunks in db.execute(f"SELECT namespace, chunks FROM namespace_chunks WHERE chunks > 0 {where}", params):
@@ -88,7 +87,7 @@ def namespace_counts(db: sqlite_utils.Database, namespace: str | None = None) ->
     return found
 
 
-def get_document(db: sqlite_utils.Database, namespace: str, doc_id: str) -> DocumentInfo | None:
+def get_document(db: Connection, namespace: str, doc_id: str) -> DocumentInfo | None:
     """One document, or None when the namespace has no such id."""
     row = db.execute(
         f"SELECT {_DOC_COLUMNS} FROM documents WHERE namespace = ? AND doc_id = ?", [namespace, doc_id]
@@ -96,7 +95,7 @@ def get_document(db: sqlite_utils.Database, namespace: str, doc_id: str) -> Docu
     return _document(row) if row else None
 
 
-def document_chunks(db: sqlite_utils.Database, namespace: str, doc_id: str) -> list[ChunkInfo]:
+def document_chunks(db: Connection, namespace: str, doc_id: str) -> list[ChunkInfo]:
     """The chunks of one document in reading order (none for an unknown id)."""
     rows = db.execute(
         "SELECT id, doc_id, ordinal, heading, text, tokens, updated_at FROM chunks "
@@ -106,7 +105,7 @@ def document_chunks(db: sqlite_utils.Database, namespace: str, doc_id: str) -> l
 
 
 def chunk_rows(
-    db: sqlite_utils.Database, namespace: str, ids: Sequence[str], filters: SearchFilters | None = None
+    db: Connection, namespace: str, ids: Sequence[str], filters: SearchFilters | None = None
 ) -> dict[str, ChunkRow]:
     """The rows of those chunk ids that exist in the namespace and pass the filters."""
     where, params = filter_sql(filters or SearchFilters())
@@ -130,7 +129,7 @@ def chunk_rows(
     return out
 
 
-def same_chunks(db: sqlite_utils.Database, namespace: str, doc_id: str, chunks: Sequence[ChunkInput]) -> bool:
+def same_chunks(db: Connection, namespace: str, doc_id: str, chunks: Sequence[ChunkInput]) -> bool:
     """Whether the stored document's chunks are exactly `chunks` (ordinal, text and heading): the same content."""
     stored = db.execute(
         "SELECT ordinal, text, heading FROM chunks WHERE namespace = ? AND doc_id = ? ORDER BY ordinal",
@@ -139,7 +138,7 @@ def same_chunks(db: sqlite_utils.Database, namespace: str, doc_id: str, chunks: 
     return [tuple(r) for r in stored] == [(c.ordinal, c.text, c.heading) for c in sorted(chunks, key=_ordinal)]
 
 
-def document_with_chunks(db: sqlite_utils.Database, namespace: str, chunks: Sequence[ChunkInput]) -> str | None:
+def document_with_chunks(db: Connection, namespace: str, chunks: Sequence[ChunkInput]) -> str | None:
     """The id of a document of the namespace (not a memory) whose chunks are exactly `chunks`, else None."""
     if not chunks:
         return None
@@ -157,7 +156,7 @@ def _ordinal(chunk: ChunkInput) -> int:
     return chunk.ordinal
 
 
-def filtered_chunk_ids(db: sqlite_utils.Database, namespace: str, filters: SearchFilters, limit: int) -> list[str]:
+def filtered_chunk_ids(db: Connection, namespace: str, filters: SearchFilters, limit: int) -> list[str]:
     """Ids of the namespace's chunks that pass the filters, at most `limit` + 1 (so callers see an overflow)."""
     where, params = filter_sql(filters)
     rows = db.execute(
@@ -168,13 +167,13 @@ def filtered_chunk_ids(db: sqlite_utils.Database, namespace: str, filters: Searc
     return [r[0] for r in rows]
 
 
-def namespaces(db: sqlite_utils.Database) -> list[str]:
+def namespaces(db: Connection) -> list[str]:
     """Every namespace that holds experience records."""
     return [r[0] for r in db.execute("SELECT DISTINCT namespace FROM documents ORDER BY namespace").fetchall()]
 
 
 def neighbour_turns(
-    db: sqlite_utils.Database, namespace: str, turns: Sequence[ChunkRow], window_seconds: int
+    db: Connection, namespace: str, turns: Sequence[ChunkRow], window_seconds: int
 ) -> dict[str, list[str]]:
     """For each conversation turn, the chunk ids of the memories just before and just after it.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
-import sqlite_utils
+from memory.database import Connection
 
 __all__ = ["assign", "forget_unwritten", "of", "request_conversation"]
 
@@ -30,26 +30,27 @@ def request_conversation(now: str, turns: Iterable[tuple[str | None, str]]) -> s
     return "request:" + digest.hexdigest()[:24]
 
 
-def assign(tx: sqlite_utils.Database, namespace: str, conversations: Mapping[str, str | None]) -> None:
+def assign(tx: Connection, namespace: str, conversations: Mapping[str, str | None]) -> None:
     """Record the conversation of each doc id (None: a turn on the timeline), inside the caller's transaction."""
     timeline = [(namespace, doc_id) for doc_id, conversation in conversations.items() if conversation is None]
-    tx.conn.executemany("DELETE FROM turn_conversations WHERE namespace = ? AND doc_id = ?", timeline)
-    tx.conn.executemany(
-        "INSERT OR REPLACE INTO turn_conversations (namespace, doc_id, conversation) VALUES (?, ?, ?)",
+    tx.executemany("DELETE FROM turn_conversations WHERE namespace = ? AND doc_id = ?", timeline)
+    tx.executemany(
+        "INSERT INTO turn_conversations (namespace, doc_id, conversation) VALUES (?, ?, ?) "
+        "ON CONFLICT (namespace, doc_id) DO UPDATE SET conversation = excluded.conversation",
         [(namespace, doc_id, c) for doc_id, c in conversations.items() if c is not None],
     )
 
 
-def forget_unwritten(tx: sqlite_utils.Database, namespace: str, doc_ids: Sequence[str]) -> None:
+def forget_unwritten(tx: Connection, namespace: str, doc_ids: Sequence[str]) -> None:
     """Remove the rows of those doc ids that have no document (a write that failed after `assign`)."""
-    tx.conn.executemany(
+    tx.executemany(
         "DELETE FROM turn_conversations WHERE namespace = ? AND doc_id = ? AND NOT EXISTS "
         "(SELECT 1 FROM documents d WHERE d.namespace = turn_conversations.namespace AND d.doc_id = ?)",
         [(namespace, doc_id, doc_id) for doc_id in doc_ids],
     )
 
 
-def of(db: sqlite_utils.Database, namespace: str, doc_ids: Sequence[str]) -> dict[str, str]:
+def of(db: Connection, namespace: str, doc_ids: Sequence[str]) -> dict[str, str]:
     """The conversation of each of those doc ids that has one (turns stored without a timestamp)."""
     found: dict[str, str] = {}
     for start in range(0, len(doc_ids), 500):

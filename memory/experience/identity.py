@@ -9,8 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-import sqlite_utils
-
+from memory.database import Connection
 from memory.errors import ConflictError
 from memory.experience import catalog
 from memory.experience.model import ChunkInput, DocumentResult
@@ -23,7 +22,7 @@ def derived_id(name: str | None, source: str | None, text: str) -> str:
     return name or "d-" + hashlib.sha256((source or text).encode("utf-8")).hexdigest()[:20]
 
 
-def kept(db: sqlite_utils.Database, namespace: str, doc_id: str, exists: bool,
+def kept(db: Connection, namespace: str, doc_id: str, exists: bool,
          chunks: Sequence[ChunkInput]) -> DocumentResult | None:
     """What a document under a derived id answers instead of being written, or None when it is new.
 

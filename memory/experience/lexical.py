@@ -8,8 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-import sqlite_utils
-
+from memory.database import Connection
 from memory.experience.filters import filter_sql
 from memory.experience.fuse import idf
 from memory.experience.model import RetrieverHit, SearchFilters
@@ -53,15 +52,15 @@ def _token(term: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def index(db: sqlite_utils.Database, rows: Iterable[tuple[int, str, str]]) -> None:
+def index(db: Connection, rows: Iterable[tuple[int, str, str]]) -> None:
     """Index (rowid, namespace, index_terms) rows; costs in proportion to the rows, not the index."""
     marked = [(rowid, namespace_token(namespace), terms) for rowid, namespace, terms in rows]
-    db.conn.executemany("INSERT INTO chunks_fts (rowid, terms, ns) VALUES (?, ?, ?)",
+    db.executemany("INSERT INTO chunks_fts (rowid, terms, ns) VALUES (?, ?, ?)",
                         [(rowid, terms, ns) for rowid, ns, terms in marked])
-    count_terms(db, marked, +1)
+    count_terms(db.executemany, marked, +1)
 
 
-def remove(db: sqlite_utils.Database, rowids: Sequence[int]) -> None:
+def remove(db: Connection, rowids: Sequence[int]) -> None:
     """Drop the index rows of these chunk rowids."""
     rows: list[tuple[int, str, str]] = []
     for start in range(0, len(rowids), 500):
@@ -69,16 +68,16 @@ def remove(db: sqlite_utils.Database, rowids: Sequence[int]) -> None:
         rows += db.execute(
             f"SELECT rowid, ns, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(part))})", part
         ).fetchall()
-    db.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
-    count_terms(db, rows, -1)
+    db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
+    count_terms(db.executemany, rows, -1)
 
 
-def remove_namespace(db: sqlite_utils.Database, namespace: str) -> None:
+def remove_namespace(db: Connection, namespace: str) -> None:
     """Drop the index rows of every chunk of a namespace (call before deleting the chunk rows)."""
     remove(db, [r[0] for r in db.execute("SELECT rowid FROM chunks WHERE namespace = ?", [namespace]).fetchall()])
 
 
-def forget(db: sqlite_utils.Database) -> None:
+def forget(db: Connection) -> None:
     """Rewrite the index so deleted rows leave no terms behind in its segments.
 
     FTS5 deletes by writing delete markers: the terms of a deleted chunk stay in the chunks_fts_data segments
@@ -110,7 +109,7 @@ def affordable(terms: Sequence[str], frequencies: Mapping[str, int], max_posting
     return tuple(t for t in terms if t in keep)
 
 
-def statistics(db: sqlite_utils.Database, namespace: str, query_terms: Sequence[str]) -> Statistics:
+def statistics(db: Connection, namespace: str, query_terms: Sequence[str]) -> Statistics:
     """The namespace's rows in the index, their total length, and how many of them hold each query term."""
     ns = namespace_token(namespace)
     size = db.execute("SELECT rows, length FROM lexical_namespaces WHERE ns = ?", [ns]).fetchone()
@@ -128,7 +127,7 @@ def statistics(db: sqlite_utils.Database, namespace: str, query_terms: Sequence[
 
 
 def search(
-    db: sqlite_utils.Database,
+    db: Connection,
     namespace: str,
     query_terms: Sequence[str],
     k: int,
@@ -181,7 +180,7 @@ class _Score:
 
 
 def _from_postings(
-    db: sqlite_utils.Database, ns: str, score: _Score, k: int, filters: SearchFilters | None
+    db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None
 ) -> list[RetrieverHit]:
     part = (f"SELECT i.doc AS doc, CAST(? * i.f / (i.f + ? + ? * l.length) * {_QUANTUM!r} AS INTEGER) AS part "
             "FROM (SELECT doc, count(*) AS f FROM chunks_instances WHERE term = ? AND col = 'terms' GROUP BY doc) i "
@@ -202,7 +201,7 @@ def _from_postings(
 
 
 def _from_rows(
-    db: sqlite_utils.Database, ns: str, score: _Score, k: int, filters: SearchFilters | None
+    db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None
 ) -> list[RetrieverHit]:
     # Every token is quoted, so no user text can be read as FTS5 syntax.
     ors = " OR ".join('"' + token.replace('"', '""') + '"' for token, _ in score.terms)

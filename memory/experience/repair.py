@@ -113,7 +113,7 @@ def _count_lines(store: Store, counter: TokenCounter, namespace: str | None) -> 
         costs = [(body_cost(indexed_text(t, h, s), counter), rowid) for rowid, t, h, s in rows]
         with store.transaction() as tx:
             # A rowid reused by a newer chunk already carries its own count.
-            tx.conn.executemany("UPDATE chunks SET line_tokens = ? WHERE rowid = ? AND line_tokens IS NULL", costs)
+            tx.executemany("UPDATE chunks SET line_tokens = ? WHERE rowid = ? AND line_tokens IS NULL", costs)
         counted += len(costs)
 
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
-import sqlite_utils
 
 from memory.clock import parse_iso, to_iso
 from memory.config import RetrievalConfig
+from memory.database import Connection
 from memory.store import Store
 
 __all__ = [
@@ -56,15 +56,16 @@ class TurnContext:
 OFF = TurnContext(0.0, 3600)
 
 
-def store_own(tx: sqlite_utils.Database, generation: int, rows: Iterable[tuple[str, np.ndarray]]) -> None:
+def store_own(tx: Connection, generation: int, rows: Iterable[tuple[str, np.ndarray]]) -> None:
     """Keep these turns' own embeddings (inside the caller's transaction); their Chroma vectors are unmixed."""
-    tx.conn.executemany(
-        "INSERT OR REPLACE INTO turn_vectors (id, generation, vector, mix) VALUES (?, ?, ?, NULL)",
+    tx.executemany(
+        "INSERT INTO turn_vectors (id, generation, vector, mix) VALUES (?, ?, ?, NULL) "
+        "ON CONFLICT (id, generation) DO UPDATE SET vector = excluded.vector, mix = NULL",
         [(chunk_id, generation, np.asarray(vector, dtype=np.float32).tobytes()) for chunk_id, vector in rows],
     )
 
 
-def own_vectors(db: sqlite_utils.Database, generation: int, ids: Sequence[str]) -> dict[str, np.ndarray]:
+def own_vectors(db: Connection, generation: int, ids: Sequence[str]) -> dict[str, np.ndarray]:
     """The kept own embeddings of those ids that have one."""
     found: dict[str, np.ndarray] = {}
     for start in range(0, len(ids), 500):
@@ -121,7 +122,7 @@ class Remix:
 
 
 def stale(
-    db: sqlite_utils.Database, namespace: str, generation: int, context: TurnContext,
+    db: Connection, namespace: str, generation: int, context: TurnContext,
     around: Sequence[str] | None = None,
 ) -> list[Remix]:
     """The turns whose vector does not match their current neighbours, with the vector they should have.
@@ -140,7 +141,7 @@ def stale(
 
 
 def _stale(
-    db: sqlite_utils.Database, namespace: str, generation: int, context: TurnContext, around: Sequence[str] | None,
+    db: Connection, namespace: str, generation: int, context: TurnContext, around: Sequence[str] | None,
 ) -> dict[str, tuple[str, str | None, str | None, str | None]]:
     """id -> (time, neighbour before, neighbour after, mix) of each turn whose recorded mix is not the wanted one."""
     window = timedelta(seconds=context.window_s)
@@ -174,9 +175,9 @@ def _stale(
     return found
 
 
-def record(tx: sqlite_utils.Database, generation: int, remixes: Sequence[Remix]) -> None:
+def record(tx: Connection, generation: int, remixes: Sequence[Remix]) -> None:
     """Note what these turns' vectors are now made of (inside the caller's transaction)."""
-    tx.conn.executemany(
+    tx.executemany(
         "UPDATE turn_vectors SET mix = ? WHERE id = ? AND generation = ?",
         [(r.mix, r.chunk_id, generation) for r in remixes],
     )

@@ -20,10 +20,10 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 import numpy as np
-import sqlite_utils
 
 from memory.bullet import body_cost
 from memory.clock import Clock, parse_iso, to_iso
+from memory.database import Connection
 from memory.embedding import Progress
 from memory.errors import StoreError
 from memory.experience import catalog, lexical, turn_vectors
@@ -165,7 +165,7 @@ class DocumentWriter:
         }
         return [results[doc.doc_id] for doc in docs]
 
-    def _plan(self, db: sqlite_utils.Database, namespace: str, doc: DocumentInput, now: str) -> _Plan:
+    def _plan(self, db: Connection, namespace: str, doc: DocumentInput, now: str) -> _Plan:
         chunks = []
         for chunk in sorted(doc.chunks, key=lambda c: c.ordinal):
             text = indexed_text(chunk.text, chunk.heading, doc.speaker)
@@ -341,7 +341,7 @@ class DocumentWriter:
         except StoreError as exc:
             _log.warning("turn vectors of namespace %r left for repair: %s", namespace, exc)
 
-    def _write_sql(self, tx: sqlite_utils.Database, namespace: str, plan: _Plan) -> tuple[list[str], list[str]]:
+    def _write_sql(self, tx: Connection, namespace: str, plan: _Plan) -> tuple[list[str], list[str]]:
         """Rewrite one document's rows inside the open transaction; returns the chunk ids it replaced and the
         times (updated_at) of the chunks it removed and wrote."""
         f = plan.fields
@@ -369,21 +369,22 @@ class DocumentWriter:
         # A chunk whose text is unchanged keeps its times: freshness follows the text, not the file.
         kept = {text_hash: (created, updated) for _, _, text_hash, created, updated in old}
         lexical.remove(tx, [r[0] for r in old])
-        tx.conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
+        tx.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
         fresh = (f["created_at"], f["updated_at"]) if plan.is_new else (f["updated_at"], f["updated_at"])
         rows = []
         times = [r[4] for r in old]
         for chunk in plan.chunks:
             created, updated = kept.get(chunk.text_hash, fresh)
             times.append(updated)
-            cursor = tx.execute(
+            rowid = tx.execute(
                 "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, heading, text_hash, "
-                "tokens, line_tokens, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tokens, line_tokens, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING rowid",
                 [chunk_id(namespace, doc_id, f["version"], chunk.ordinal), namespace, doc_id, f["version"],
                  chunk.ordinal, chunk.text, chunk.heading, chunk.text_hash, chunk.tokens, chunk.line_tokens,
                  created, updated],
-            )
-            rows.append((int(cursor.lastrowid or 0), namespace, chunk.terms))
+            ).fetchone()[0]
+            rows.append((int(rowid), namespace, chunk.terms))
         lexical.index(tx, rows)
         return [r[1] for r in old], times
 
@@ -409,7 +410,7 @@ class DocumentWriter:
                     if kind is not None and kind[0] == "memory":
                         times += [r[2] for r in chunks]
                 lexical.remove(tx, [r[0] for r in old])
-                tx.conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
+                tx.executemany("DELETE FROM chunks WHERE rowid = ?", [(r[0],) for r in old])
                 if old:
                     lexical.forget(tx)  # a deleted document must leave no term behind
                 if found or old:  # and nothing on disk: not in the WAL, not in Chroma's files (memory.erase)

@@ -12,10 +12,9 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 
-import sqlite_utils
-
 from memory.clock import Clock, to_iso
 from memory.config import LimitsConfig
+from memory.database import Connection
 from memory.errors import ValidationError
 from memory.facts import tombstones
 from memory.facts.model import Clause, ExtractedFact
@@ -93,7 +92,7 @@ class ConversationFacts:
         in_force = self._in_force(self._store.db, namespace, f"session:{task_id}") if any(stated.values()) else {}
         return {index: frozenset(in_force[d] for d in digests if d in in_force) for index, digests in stated.items()}
 
-    def forget_namespace(self, db: sqlite_utils.Database, namespace: str) -> int:
+    def forget_namespace(self, db: Connection, namespace: str) -> int:
         """Inside a namespace delete: its tombstones and observed messages; rows removed."""
         removed = tombstones.clear(db, namespace)
         return removed + db.execute("DELETE FROM facts_observed WHERE namespace = ?", [namespace]).rowcount
@@ -106,7 +105,7 @@ class ConversationFacts:
     def _screen(self, namespace: str) -> Screen:
         """What a conversation's fact meets before it is written in its task's scope (FactWriter's screen)."""
 
-        def screen(db: sqlite_utils.Database, where: str, fact: ExtractedFact) -> FactRecord | str | None:
+        def screen(db: Connection, where: str, fact: ExtractedFact) -> FactRecord | str | None:
             said = tombstones.fold(fact.text)
             lineages = [self._rows.lineage(db, namespace, scope, fact.key) for scope in dict.fromkeys((where, _GLOBAL))]
             in_force = [next((r for r in lineage if r.current), None) for lineage in lineages]
@@ -125,12 +124,12 @@ class ConversationFacts:
 
         return screen
 
-    def _stated(self, db: sqlite_utils.Database, namespace: str, change: FactChange) -> list[FactRecord]:
+    def _stated(self, db: Connection, namespace: str, change: FactChange) -> list[FactRecord]:
         """The facts a message's write stands for: those it stored and those it found known."""
         ids = dict.fromkeys(i for outcome in change.outcomes for i in outcome.facts)
         return [r for r in (self._rows.get(db, namespace, i) for i in ids) if r is not None]
 
-    def _in_force(self, db: sqlite_utils.Database, namespace: str, session: str) -> dict[str, tuple[str, str]]:
+    def _in_force(self, db: Connection, namespace: str, session: str) -> dict[str, tuple[str, str]]:
         """The facts in force the task reads, by key digest."""
         return {key_digest(f.scope, f.key): (f.scope, f.key)
                 for f in self._rows.list_current(db, namespace, (_GLOBAL, session))}
@@ -153,12 +152,12 @@ def _check_messages(messages: object) -> list[tuple[int, str]]:
     return checked
 
 
-def _observed(db: sqlite_utils.Database, namespace: str, task_id: str, digests: list[str]) -> dict[str, list[str]]:
+def _observed(db: Connection, namespace: str, task_id: str, digests: list[str]) -> dict[str, list[str]]:
     """The messages among `digests` read before for the task, with the key digests of what each stated."""
     if not digests:
         return {}
     rows = db.execute("SELECT message_digest, keys FROM facts_observed WHERE namespace = ? AND task_id = ? "
-                      "AND message_digest IN (SELECT value FROM json_each(?))",
+                      f"AND message_digest IN ({db.dialect.json_members('?')})",
                       [namespace, task_id, json.dumps(digests)]).fetchall()
     return {digest: json.loads(keys) for digest, keys in rows}
 

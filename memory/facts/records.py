@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import sqlite_utils
-
+from memory.database import Connection
 from memory.facts.model import ExtractedFact
 
 __all__ = ["FactChange", "FactRecord", "FactRecords", "Outcome", "OutcomeKind"]
@@ -91,27 +90,27 @@ class FactRecords:
         """A fresh fact id like `f-3b1c9e0d2a4f`."""
         return "f-" + uuid.uuid4().hex[:12]
 
-    def get(self, db: sqlite_utils.Database, namespace: str, fact_id: str) -> FactRecord | None:
+    def get(self, db: Connection, namespace: str, fact_id: str) -> FactRecord | None:
         """The version with this id in this namespace."""
         row = db.execute(f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND id = ?",
                          [namespace, fact_id]).fetchone()
         return _record(row) if row else None
 
-    def current(self, db: sqlite_utils.Database, namespace: str, scope: str, key: str) -> FactRecord | None:
+    def current(self, db: Connection, namespace: str, scope: str, key: str) -> FactRecord | None:
         """The version in force for (scope, key)."""
         row = db.execute(
             f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND scope = ? AND key = ? "
             "AND superseded_at IS NULL ORDER BY version DESC LIMIT 1", [namespace, scope, key]).fetchone()
         return _record(row) if row else None
 
-    def lineage(self, db: sqlite_utils.Database, namespace: str, scope: str, key: str) -> list[FactRecord]:
+    def lineage(self, db: Connection, namespace: str, scope: str, key: str) -> list[FactRecord]:
         """Every version of (scope, key), oldest first."""
         rows = db.execute(
             f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND scope = ? AND key = ? ORDER BY version",
             [namespace, scope, key]).fetchall()
         return [_record(r) for r in rows]
 
-    def list_current(self, db: sqlite_utils.Database, namespace: str, scopes: tuple[str, ...] | None = None,
+    def list_current(self, db: Connection, namespace: str, scopes: tuple[str, ...] | None = None,
                      pinned: bool | None = None) -> list[FactRecord]:
         """Facts in force, pinned first, then by key."""
         sql = f"SELECT {_COLUMNS} FROM facts WHERE namespace = ? AND superseded_at IS NULL"
@@ -125,28 +124,28 @@ class FactRecords:
         rows = db.execute(sql + " ORDER BY pinned DESC, scope, key, id", params).fetchall()
         return [_record(r) for r in rows]
 
-    def insert(self, db: sqlite_utils.Database, record: FactRecord) -> None:
+    def insert(self, db: Connection, record: FactRecord) -> None:
         """Write a new version."""
         values = {**record.__dict__, "pinned": int(record.pinned)}
         db.execute(f"INSERT INTO facts ({_COLUMNS}) VALUES ({', '.join('?' for _ in _NAMES)})",
                    [values[n] for n in _NAMES])
 
-    def supersede(self, db: sqlite_utils.Database, record: FactRecord, by: str, at: str) -> FactRecord:
+    def supersede(self, db: Connection, record: FactRecord, by: str, at: str) -> FactRecord:
         """Mark `record` as replaced by version `by`."""
         db.execute("UPDATE facts SET superseded_at = ?, superseded_by = ? WHERE id = ?", [at, by, record.id])
         return FactRecord(**{**record.__dict__, "superseded_at": at, "superseded_by": by})
 
-    def delete_lineage(self, db: sqlite_utils.Database, namespace: str, scope: str, key: str) -> int:
+    def delete_lineage(self, db: Connection, namespace: str, scope: str, key: str) -> int:
         """Hard-delete every version of (scope, key)."""
         return db.execute("DELETE FROM facts WHERE namespace = ? AND scope = ? AND key = ?",
                           [namespace, scope, key]).rowcount
 
-    def counts(self, db: sqlite_utils.Database) -> dict[str, tuple[int, int]]:
+    def counts(self, db: Connection) -> dict[str, tuple[int, int]]:
         """(facts in force, pinned among them) per namespace that has one."""
         rows = db.execute("SELECT namespace, count(*), sum(pinned) FROM facts WHERE superseded_at IS NULL "
                           "GROUP BY namespace").fetchall()
         return {namespace: (int(n), int(pinned or 0)) for namespace, n, pinned in rows}
 
-    def delete_namespace(self, db: sqlite_utils.Database, namespace: str) -> int:
+    def delete_namespace(self, db: Connection, namespace: str) -> int:
         """Hard-delete every fact of a namespace."""
         return db.execute("DELETE FROM facts WHERE namespace = ?", [namespace]).rowcount

@@ -6,8 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-import sqlite_utils
-
+from memory.database import Connection
 from memory.facts.records import FactRecord
 
 __all__ = ["buried", "bury", "clear", "digest", "fold"]
@@ -24,20 +23,20 @@ def digest(key: str, text: str) -> str:
     return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def bury(db: sqlite_utils.Database, namespace: str, records: Iterable[FactRecord], at: str) -> None:
+def bury(db: Connection, namespace: str, records: Iterable[FactRecord], at: str) -> None:
     """Inside a delete's transaction: a tombstone for every deleted version."""
-    db.conn.executemany(
+    db.executemany(
         "INSERT INTO fact_tombstones (namespace, digest, deleted_at) VALUES (?, ?, ?) "
         "ON CONFLICT (namespace, digest) DO UPDATE SET deleted_at = excluded.deleted_at",
         [(namespace, digest(r.key, r.text), at) for r in records])
 
 
-def buried(db: sqlite_utils.Database, namespace: str, key: str, text: str) -> bool:
+def buried(db: Connection, namespace: str, key: str, text: str) -> bool:
     """Whether the user deleted a fact of this key said in these words."""
     return db.execute("SELECT 1 FROM fact_tombstones WHERE namespace = ? AND digest = ?",
                       [namespace, digest(key, text)]).fetchone() is not None
 
 
-def clear(db: sqlite_utils.Database, namespace: str) -> int:
+def clear(db: Connection, namespace: str) -> int:
     """Remove a namespace's tombstones (it is being forgotten whole); how many."""
     return db.execute("DELETE FROM fact_tombstones WHERE namespace = ?", [namespace]).rowcount

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-import sqlite_utils
-
 from memory.clock import Clock, to_iso
 from memory.config import FactsConfig
+from memory.database import Connection
 from memory.facts import guards
 from memory.facts.model import Clause, ExtractedFact
 from memory.facts.records import FactChange, FactRecord, FactRecords, Outcome
@@ -22,7 +21,7 @@ _BUDGET = "limit:budget"
 _THIS_TURN = ("for this request only: returned in this_turn and not stored (send task_id to keep it for the task, "
               "or say 'from now on' to make it a standing rule)")
 
-Screen = Callable[[sqlite_utils.Database, str, ExtractedFact], FactRecord | str | None]
+Screen = Callable[[Connection, str, ExtractedFact], FactRecord | str | None]
 """Asked about each fact before it is written in scope `where` (the second argument): None lets it be written, a
 FactRecord is the version in force that already says it (nothing is written), a string why it is ignored."""
 
@@ -117,7 +116,7 @@ class FactWriter:
         return any(m.correction is not None and m.correction.search(text) for m in self._rules.markers.values())
 
     @staticmethod
-    def _latest_budget(db: sqlite_utils.Database, namespace: str, scopes: Sequence[str]) -> str | None:
+    def _latest_budget(db: Connection, namespace: str, scopes: Sequence[str]) -> str | None:
         """The key of the budget in force stated last ("budget", or "budget for <thing>") in `scopes`: what a
         correction that names no thing ("actually, make that $1,500", "算了，改成800元") corrects."""
         marks = ", ".join("?" for _ in scopes)

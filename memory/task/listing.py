@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import sqlite_utils
-
+from memory.database import Connection
 from memory.task.model import TaskInfo
 
 __all__ = ["counts", "live_tasks"]
@@ -16,12 +15,13 @@ _LIVE_ITEMS = ("LEFT JOIN task_items i ON i.namespace = t.namespace AND i.task_i
                "AND (i.expires_at IS NULL OR i.expires_at > :now) ")
 
 
-def live_tasks(db: sqlite_utils.Database, namespace: str, now: str) -> list[TaskInfo]:
+def live_tasks(db: Connection, namespace: str, now: str) -> list[TaskInfo]:
     """The namespace's live tasks, newest first (ties by id), each with its live items' count and tokens."""
     rows = db.execute(
         "SELECT t.task_id, t.parent_task_id, t.created_at, t.expires_at, count(i.key), coalesce(sum(i.tokens), 0), "
         "coalesce(sum(i.offloaded), 0) FROM tasks t " + _LIVE_ITEMS +
-        "WHERE t.namespace = :namespace AND t.expires_at > :now GROUP BY t.task_id "
+        "WHERE t.namespace = :namespace AND t.expires_at > :now GROUP BY t.task_id, t.parent_task_id, t.created_at, "
+        "t.expires_at "
         "ORDER BY t.created_at DESC, t.task_id",
         {"namespace": namespace, "now": now},
     ).fetchall()
@@ -29,7 +29,7 @@ def live_tasks(db: sqlite_utils.Database, namespace: str, now: str) -> list[Task
             for task_id, parent, created, expires, items, tokens, offloaded in rows]
 
 
-def counts(db: sqlite_utils.Database, now: str,
+def counts(db: Connection, now: str,
            within: Callable[[str], bool] | None = None) -> dict[str, tuple[int, int]]:
     """Live tasks and live items per namespace (of those `within` accepts); namespaces without a live task are
     absent."""

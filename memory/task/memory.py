@@ -8,11 +8,10 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import Any
 
-import sqlite_utils
-
 from memory.caches import BoundedCache, Caches
 from memory.clock import Clock, to_iso, utc_now
 from memory.config import LimitsConfig, TasksConfig
+from memory.database import Connection
 from memory.errors import NotFoundError, ValidationError
 from memory.limits import check_length, check_metadata, parse_metadata
 from memory.snippet import Snippet
@@ -32,12 +31,11 @@ _ITEM = (
 )
 _NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 _REF = "offload_ref"  # the metadata key under which an item added with `ref` keeps it
-_REF_OF = f"json_extract(i.metadata, '$.{_REF}')"
 _LIVE = "t.expires_at > :now AND (i.expires_at IS NULL OR i.expires_at > :now)"
 # Recall never reads an offloaded item's full text, only the head form stored with its count.
 _CANDIDATE = (
-    "SELECT i.task_id, i.key, i.seq, i.kind, CASE WHEN i.offloaded THEN i.head ELSE i.text END, "
-    "CASE WHEN i.offloaded THEN i.head_tokens ELSE i.tokens END, i.ephemeral, i.offloaded, i.created_at, "
+    "SELECT i.task_id, i.key, i.seq, i.kind, CASE WHEN i.offloaded = 1 THEN i.head ELSE i.text END, "
+    "CASE WHEN i.offloaded = 1 THEN i.head_tokens ELSE i.tokens END, i.ephemeral, i.offloaded, i.created_at, "
     "i.metadata, i.tokens "
     "FROM task_items i JOIN tasks t ON t.namespace = i.namespace AND t.task_id = i.task_id "
 )
@@ -59,6 +57,7 @@ class TaskMemory:
         self._pages: BoundedCache[tuple[str, int], tuple[int, ...]] = self._caches.new(
             64, weight=16_000_000, weigh=lambda key, ends: len(key[0]))
         self._store = store
+        self._ref_of = store.database.dialect.json_field("i.metadata", _REF)  # an item's `ref`, as text
         self._limits = limits
         self._counter = counter
         self._config = config
@@ -110,7 +109,7 @@ class TaskMemory:
                 known = db.execute(
                     "SELECT i.key, i.offloaded, i.tokens, i.expires_at, t.expires_at FROM task_items i JOIN tasks t "
                     "ON t.namespace = i.namespace AND t.task_id = i.task_id WHERE i.namespace = :namespace "
-                    f"AND i.task_id = :task_id AND {_REF_OF} = :ref AND {_LIVE}",
+                    f"AND i.task_id = :task_id AND {self._ref_of} = :ref AND {_LIVE}",
                     {"namespace": namespace, "task_id": task_id, "ref": ref, "now": now}).fetchone()
                 if known is not None:
                     key, was_offloaded, size, own, task_end = known
@@ -207,9 +206,9 @@ class TaskMemory:
         """The keys of the task's live items that were added with a `ref`, by ref (one read for a whole turn)."""
         now = self._enter(namespace, task_id)
         rows = self._store.db.execute(
-            f"SELECT {_REF_OF}, i.key FROM task_items i JOIN tasks t "
+            f"SELECT {self._ref_of}, i.key FROM task_items i JOIN tasks t "
             "ON t.namespace = i.namespace AND t.task_id = i.task_id WHERE i.namespace = :namespace "
-            f"AND i.task_id = :task_id AND {_REF_OF} IS NOT NULL AND {_LIVE}",
+            f"AND i.task_id = :task_id AND {self._ref_of} IS NOT NULL AND {_LIVE}",
             {"namespace": namespace, "task_id": task_id, "now": now}).fetchall()
         return {ref: key for ref, key in rows}
 
@@ -250,7 +249,7 @@ class TaskMemory:
         now = self._enter(namespace, task_id)
         terms = ranking.query_terms(query_terms)
         params = {"namespace": namespace, "task_id": task_id, "now": now}
-        own = "" if with_refs else f" AND {_REF_OF} IS NULL"
+        own = "" if with_refs else f" AND {self._ref_of} IS NULL"
         rows = self._store.db.execute(
             _CANDIDATE + f"WHERE i.namespace = :namespace AND i.task_id = :task_id AND {_LIVE}{own} UNION ALL "
             + _CANDIDATE + f"WHERE i.namespace = :namespace AND i.kind = 'result' AND {_LIVE} AND i.task_id IN "
@@ -350,11 +349,11 @@ class TaskMemory:
         session facts (a trigger, memory.schema); the number of items removed (0 for an unknown one)."""
         policy.check_namespace(namespace)
         with self._store.transaction() as db:
-            before = db.conn.total_changes
             removed = db.execute("DELETE FROM task_items WHERE namespace = ?", [namespace]).rowcount
-            db.execute("DELETE FROM task_summaries WHERE namespace = ?", [namespace])
-            db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace])
-            changed = db.conn.total_changes > before
+            summaries = db.execute("DELETE FROM task_summaries WHERE namespace = ?", [namespace]).rowcount
+            # a task row takes its conversation state and session facts along (triggers): none without one
+            tasks = db.execute("DELETE FROM tasks WHERE namespace = ?", [namespace]).rowcount
+            changed = removed + summaries + tasks > 0
             if changed:
                 self._store.erase_later(db)
         if changed:  # nothing deleted, nothing to forget
@@ -377,9 +376,8 @@ class TaskMemory:
         """Remove every expired task and item in every namespace; the number of items removed."""
         now = to_iso(self._clock())
         with self._store.transaction() as db:
-            before = db.conn.total_changes
             removed, namespaces = tree.purge_all(db, now)
-            if db.conn.total_changes > before:  # a task may have expired with summaries but no items
+            if namespaces:  # a task may have expired with summaries but no items
                 self._store.erase_later(db)  # expired items' and summaries' text must not stay in the WAL either
         for namespace in namespaces:
             self._caches.forget(namespace)
@@ -390,7 +388,7 @@ class TaskMemory:
         moment = self._clock()
         return to_iso(moment), to_iso(moment + timedelta(seconds=self._config.default_ttl_s))
 
-    def _open(self, db: sqlite_utils.Database, namespace: str, task_id: str, parent_task_id: str | None, now: str,
+    def _open(self, db: Connection, namespace: str, task_id: str, parent_task_id: str | None, now: str,
               expiry: str, *, numbered: bool = True) -> tuple[int, str]:
         """tree.open_task, owing an erase pass when it starts an expired task over: its items, summaries and
         session facts are deleted then (memory.erase)."""
@@ -413,9 +411,7 @@ class TaskMemory:
         ).fetchone()[0]
         if stale:  # checked first so that reads do not queue for the write lock when nothing expired
             with self._store.transaction() as db:
-                before = db.conn.total_changes
-                tree.purge_task(db, namespace, task_id, now)
-                if db.conn.total_changes > before:
+                if tree.purge_task(db, namespace, task_id, now):
                     self._store.erase_later(db)  # as purge_expired: what expired must leave the WAL too
         return now
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import sqlite_utils
-
 from memory.config import LimitsConfig
+from memory.database import Connection
 from memory.errors import ValidationError
 from memory.limits import check_length
 from memory.text.unicode import storable
@@ -30,7 +29,7 @@ def check_names(names: object, limits: LimitsConfig) -> tuple[str, ...]:
     return checked
 
 
-def read(db: sqlite_utils.Database, namespace: str, task_id: str, now: str) -> tuple[str, ...]:
+def read(db: Connection, namespace: str, task_id: str, now: str) -> tuple[str, ...]:
     """The live task's last selection; empty when it has none."""
     row = db.execute(
         "SELECT c.names FROM context_tools c JOIN tasks t ON t.namespace = c.namespace AND t.task_id = c.task_id "
@@ -38,7 +37,7 @@ def read(db: sqlite_utils.Database, namespace: str, task_id: str, now: str) -> t
     return tuple(json.loads(row[0])) if row else ()
 
 
-def write(db: sqlite_utils.Database, namespace: str, task_id: str, names: Sequence[str]) -> None:
+def write(db: Connection, namespace: str, task_id: str, names: Sequence[str]) -> None:
     """Replace the task's selection."""
     db.execute("INSERT INTO context_tools (namespace, task_id, names) VALUES (?, ?, ?) "
                "ON CONFLICT (namespace, task_id) DO UPDATE SET names = excluded.names",

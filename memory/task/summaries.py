@@ -9,9 +9,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-import sqlite_utils
-
 from memory.config import LimitsConfig
+from memory.database import Connection
 from memory.limits import check_length
 from memory.task import policy
 from memory.task.model import SummaryVersion
@@ -51,7 +50,7 @@ def prepare(*, first: object, last: object, digest: object, text: object, tokens
     return values
 
 
-def insert(db: sqlite_utils.Database, namespace: str, task_id: str, created_at: str,
+def insert(db: Connection, namespace: str, task_id: str, created_at: str,
            values: Mapping[str, Any]) -> SummaryVersion:
     """Write the task's next version (its highest plus one, from 1) inside the caller's write transaction.
 
@@ -66,21 +65,21 @@ def insert(db: sqlite_utils.Database, namespace: str, task_id: str, created_at: 
     return _version(row)
 
 
-def latest(db: sqlite_utils.Database, namespace: str, task_id: str, now: str) -> SummaryVersion | None:
+def latest(db: Connection, namespace: str, task_id: str, now: str) -> SummaryVersion | None:
     """The newest version of a live task; None when it has none or is gone."""
     row = db.execute(_SELECT + "ORDER BY s.version DESC LIMIT 1",
                      {"namespace": namespace, "task_id": task_id, "now": now}).fetchone()
     return None if row is None else _version(row)
 
 
-def every(db: sqlite_utils.Database, namespace: str, task_id: str, now: str) -> list[SummaryVersion]:
+def every(db: Connection, namespace: str, task_id: str, now: str) -> list[SummaryVersion]:
     """Every version of a live task, oldest first."""
     rows = db.execute(_SELECT + "ORDER BY s.version",
                       {"namespace": namespace, "task_id": task_id, "now": now}).fetchall()
     return [_version(row) for row in rows]
 
 
-def one(db: sqlite_utils.Database, namespace: str, task_id: str, version: int, now: str) -> SummaryVersion | None:
+def one(db: Connection, namespace: str, task_id: str, version: int, now: str) -> SummaryVersion | None:
     """One version of a live task; None when there is no such version."""
     if version > _LARGEST:
         return None
@@ -89,7 +88,7 @@ def one(db: sqlite_utils.Database, namespace: str, task_id: str, version: int, n
     return None if row is None else _version(row)
 
 
-def versions(db: sqlite_utils.Database, namespace: str, task_id: str) -> list[int]:
+def versions(db: Connection, namespace: str, task_id: str) -> list[int]:
     """The version numbers a task holds, in order."""
     rows = db.execute("SELECT version FROM task_summaries WHERE namespace = ? AND task_id = ? ORDER BY version",
                       [namespace, task_id]).fetchall()

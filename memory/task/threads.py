@@ -12,8 +12,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-import sqlite_utils
-
+from memory.database import Connection
 from memory.errors import ValidationError
 from memory.text.unicode import storable
 
@@ -30,17 +29,17 @@ def check(seed: object, prefixes: object) -> tuple[str, tuple[str, ...]]:
     return _digest(seed, "seed"), tuple(_digest(p, f"prefixes[{k}]") for k, p in enumerate(prefixes))
 
 
-def follow(db: sqlite_utils.Database, namespace: str, seed: str, prefixes: Sequence[str]) -> str | None:
+def follow(db: Connection, namespace: str, seed: str, prefixes: Sequence[str]) -> str | None:
     """The task of the longest thread of `seed` whose newest request this one extends or repeats; None if none."""
     rows = db.execute(
         "SELECT task_id, length, digest FROM context_threads WHERE namespace = ? AND seed = ? "
-        "AND digest IN (SELECT value FROM json_each(?))", [namespace, seed, json.dumps(list(prefixes))]).fetchall()
+        f"AND digest IN ({db.dialect.json_members('?')})", [namespace, seed, json.dumps(list(prefixes))]).fetchall()
     fits = [(int(length), task_id) for task_id, length, digest in rows
             if 0 < length <= len(prefixes) and prefixes[length - 1] == digest]
     return min(fits, key=lambda fit: (-fit[0], fit[1]))[1] if fits else None  # ties: the smallest id
 
 
-def new_task_id(db: sqlite_utils.Database, namespace: str, seed: str) -> str:
+def new_task_id(db: Connection, namespace: str, seed: str) -> str:
     """`ctx-` and 16 hex digits of sha256(seed), or of sha256(seed NUL n) for the first n = 1, 2, ... whose id no
     thread or task of the namespace holds: the same for every replica that sees the same store."""
     n = 0
@@ -56,7 +55,7 @@ def new_task_id(db: sqlite_utils.Database, namespace: str, seed: str) -> str:
         n += 1
 
 
-def record(db: sqlite_utils.Database, namespace: str, task_id: str, seed: str, prefixes: Sequence[str],
+def record(db: Connection, namespace: str, task_id: str, seed: str, prefixes: Sequence[str],
            now: str) -> None:
     """Make this request the thread's newest."""
     db.execute(

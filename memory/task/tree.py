@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
-import sqlite_utils
-
+from memory.database import Connection
 from memory.errors import NotFoundError, ValidationError
 
 __all__ = ["ancestors", "delete_tree", "open_task", "purge_all", "purge_task", "slide_ancestors", "subtree"]
 
+# The later of a task's expiry and :expires_at (SQLite's two-argument max() is not PostgreSQL's).
+_LATER = "CASE WHEN expires_at > :expires_at THEN expires_at ELSE :expires_at END"
+
 # UNION (not UNION ALL) makes both walks stop on a cycle, should one ever reach the table.
 _SUBTREE = """
     WITH RECURSIVE sub(id) AS (
-        SELECT :task_id
+        SELECT task_id FROM tasks WHERE namespace = :namespace AND task_id = :task_id
         UNION SELECT t.task_id FROM tasks t JOIN sub ON t.parent_task_id = sub.id WHERE t.namespace = :namespace
     ) SELECT id FROM sub
 """
@@ -25,7 +27,7 @@ _ANCESTORS = """
 
 
 def open_task(
-    db: sqlite_utils.Database, namespace: str, task_id: str, parent_task_id: str | None, now: str, expiry: str, *,
+    db: Connection, namespace: str, task_id: str, parent_task_id: str | None, now: str, expiry: str, *,
     numbered: bool = True,
 ) -> tuple[int, str]:
     """Create or refresh a task inside an add's transaction; its next item number and its expiry.
@@ -53,36 +55,36 @@ def open_task(
             [parent_task_id, namespace, task_id],
         )
     seq, expires_at = db.execute(
-        "UPDATE tasks SET next_seq = next_seq + ?, expires_at = max(expires_at, ?) "
-        "WHERE namespace = ? AND task_id = ? RETURNING next_seq - ?, expires_at",
-        [int(numbered), expiry, namespace, task_id, int(numbered)],
+        f"UPDATE tasks SET next_seq = next_seq + :step, expires_at = {_LATER} "
+        "WHERE namespace = :namespace AND task_id = :task_id RETURNING next_seq - :step, expires_at",
+        {"step": int(numbered), "expires_at": expiry, "namespace": namespace, "task_id": task_id},
     ).fetchone()
     slide_ancestors(db, namespace, task_id, expiry, now)
     return int(seq), str(expires_at)
 
 
-def subtree(db: sqlite_utils.Database, namespace: str, task_id: str) -> list[str]:
-    """The task and all its descendants (the task itself first)."""
+def subtree(db: Connection, namespace: str, task_id: str) -> list[str]:
+    """The task and all its descendants (the task itself first; none for a task that does not exist)."""
     rows = db.execute(_SUBTREE, {"namespace": namespace, "task_id": task_id}).fetchall()
     return [row[0] for row in rows]
 
 
-def ancestors(db: sqlite_utils.Database, namespace: str, task_id: str) -> list[str]:
+def ancestors(db: Connection, namespace: str, task_id: str) -> list[str]:
     """Parent, grandparent, ... of a task (empty for a top-level task)."""
     rows = db.execute(_ANCESTORS, {"namespace": namespace, "task_id": task_id}).fetchall()
     return [row[0] for row in rows]
 
 
-def slide_ancestors(db: sqlite_utils.Database, namespace: str, task_id: str, expires_at: str, now: str) -> None:
+def slide_ancestors(db: Connection, namespace: str, task_id: str, expires_at: str, now: str) -> None:
     """Keep live ancestors alive at least until `expires_at`: a working sub-task means a working parent."""
     db.execute(
-        f"UPDATE tasks SET expires_at = max(expires_at, :expires_at) WHERE namespace = :namespace "
+        f"UPDATE tasks SET expires_at = {_LATER} WHERE namespace = :namespace "
         f"AND expires_at > :now AND task_id IN ({_ANCESTORS})",
         {"namespace": namespace, "task_id": task_id, "expires_at": expires_at, "now": now},
     )
 
 
-def delete_tree(db: sqlite_utils.Database, namespace: str, task_id: str) -> int:
+def delete_tree(db: Connection, namespace: str, task_id: str) -> int:
     """Remove a task, its descendants and all their items and summaries; the number of items removed.
 
     Each task row deleted takes its conversation state and `session:<task_id>` facts along (a trigger on `tasks`,
@@ -96,23 +98,25 @@ def delete_tree(db: sqlite_utils.Database, namespace: str, task_id: str) -> int:
     return removed
 
 
-def purge_task(db: sqlite_utils.Database, namespace: str, task_id: str, now: str) -> int:
-    """Remove what of one task has expired by `now`: the whole sub-tree if the task has, else its stale items."""
+def purge_task(db: Connection, namespace: str, task_id: str, now: str) -> bool:
+    """Remove what of one task has expired by `now`: the whole sub-tree if the task has, else its stale items;
+    whether anything was removed."""
     row = db.execute(
         "SELECT expires_at FROM tasks WHERE namespace = ? AND task_id = ?", [namespace, task_id]
     ).fetchone()
     if row is None:
-        return 0
+        return False
     if row[0] <= now:
-        return delete_tree(db, namespace, task_id)
+        delete_tree(db, namespace, task_id)
+        return True  # the task row at least
     return db.execute(
         "DELETE FROM task_items WHERE namespace = ? AND task_id = ? AND expires_at <= ?", [namespace, task_id, now]
-    ).rowcount
+    ).rowcount > 0
 
 
-def purge_all(db: sqlite_utils.Database, now: str) -> tuple[int, set[str]]:
+def purge_all(db: Connection, now: str) -> tuple[int, set[str]]:
     """Remove every expired task (with its sub-tree) and every expired item; the number of items removed, and the
-    namespaces anything was removed from."""
+    namespaces anything was removed from (none when nothing was)."""
     removed = 0
     expired = db.execute("SELECT namespace, task_id FROM tasks WHERE expires_at <= ?", [now]).fetchall()
     namespaces = {namespace for namespace, _ in expired}
@@ -124,7 +128,7 @@ def purge_all(db: sqlite_utils.Database, now: str) -> tuple[int, set[str]]:
 
 
 def _check_parent(
-    db: sqlite_utils.Database, namespace: str, task_id: str, parent: str, current: str | None, now: str
+    db: Connection, namespace: str, task_id: str, parent: str, current: str | None, now: str
 ) -> None:
     if current is not None and current != parent:
         raise ValidationError(

@@ -29,7 +29,7 @@ def test_sqlite_is_wal_with_busy_timeout_and_migrated(config: Config) -> None:
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
     assert store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
-    assert {"facts", "tasks", "task_items", "documents", "chunks"} <= set(store.db.table_names())
+    assert {"facts", "tasks", "task_items", "documents", "chunks"} <= set(store.db.sqlite.table_names())
     store.close()
 
 
@@ -75,7 +75,7 @@ def test_a_version_1_store_is_migrated_to_version_2(config: Config) -> None:
                     [f"{namespace}{i}", namespace, i],
                 )
     # Back to what version 1 had: no count table, no triggers, no line_tokens column.
-    store.db.executescript(
+    store.db.sqlite.executescript(
         "DROP TRIGGER chunks_counted; DROP TRIGGER chunks_uncounted; DROP TABLE namespace_chunks; "
         "ALTER TABLE chunks DROP COLUMN line_tokens; UPDATE meta SET value = '1' WHERE key = 'schema_version';"
     )
@@ -94,7 +94,7 @@ def test_a_version_2_store_gets_its_term_counts(config: Config) -> None:
     store = open_store(config, MINILM)
     with store.transaction() as db:
         lexical.index(db, [(1, "a", "alpha beta alpha"), (2, "a", "alpha 饺子"), (3, "b", "beta")])
-    store.db.executescript("DROP TABLE lexical_terms; UPDATE meta SET value = '2' WHERE key = 'schema_version';")
+    store.db.sqlite.executescript("DROP TABLE lexical_terms; UPDATE meta SET value = '2' WHERE key = 'schema_version';")
     store.close()
     store = open_store(config, MINILM)
     a, b = lexical.namespace_token("a"), lexical.namespace_token("b")

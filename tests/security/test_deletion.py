@@ -228,6 +228,7 @@ CACHES = {
     "embedding/queries.py": "recent query vectors, in the Memory's caches (caches.py)",
     "task/memory.py": "page cuts of item texts, in the Memory's caches (caches.py)",
     "experience/dense.py": "_handles: Chroma handles by namespace; dropped with the namespace (checked above)",
+    "database/postgres.py": "_psycopg_sql: SQL text with psycopg's placeholders; values are always bound, never in it",
     "schema.py": "_fold: single words to the index's tokens, as _stem; _tokenizer: a connection, no data",
 }
 

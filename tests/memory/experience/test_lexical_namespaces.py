@@ -154,7 +154,7 @@ def test_a_store_of_the_previous_schema_gets_the_same_counts(config: Config, see
             for table in ("lexical_terms", "lexical_rows", "lexical_namespaces")}
     searched = [lexical.search(store.db, ns, q, 10) for ns in texts for q in queries]
     # Back to what version 5 had: store-wide counts per term, no per-namespace tables, no postings reader.
-    store.db.executescript(
+    store.db.sqlite.executescript(
         "DROP TABLE lexical_terms; DROP TABLE lexical_rows; DROP TABLE lexical_namespaces; DROP TABLE chunks_instances;"
         "CREATE TABLE lexical_terms (term TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;"
         "INSERT INTO lexical_terms SELECT term, doc FROM chunks_vocab WHERE term NOT LIKE 'ns%';"

@@ -38,7 +38,7 @@ def test_term_counts_match_fts5_after_random_writes_and_deletes(store: Store, se
             gone = rng.sample(live[namespace], rng.randint(1, len(live[namespace])))
             with store.transaction() as db:
                 lexical.remove(db, gone)
-                db.conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r,) for r in gone])
+                db.executemany("DELETE FROM chunks WHERE rowid = ?", [(r,) for r in gone])
             live[namespace] = [r for r in live[namespace] if r not in gone]
         else:
             with store.transaction() as db:

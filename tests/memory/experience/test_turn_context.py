@@ -183,7 +183,7 @@ def test_a_version_3_store_keeps_its_turns_own_vectors_and_mixes_them_on_open(
         ids = _say(memory.experience, ENGLISH_TALK)
     # Back to what version 3 had: no turn_vectors table (the Chroma vectors are the turns' own embeddings).
     store = open_store(config, embedder.identity)
-    store.db.executescript(
+    store.db.sqlite.executescript(
         "DROP TRIGGER chunks_turn_vectors; DROP TABLE turn_vectors; "
         "UPDATE meta SET value = '3' WHERE key = 'schema_version';"
     )

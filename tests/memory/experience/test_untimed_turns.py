@@ -163,7 +163,7 @@ def test_a_bad_conversation_name_is_refused(experience: ExperienceMemory, conver
 
 def test_a_version_4_store_gains_the_conversation_table(config: Config, embedder: Embedder) -> None:
     store = open_store(config, embedder.identity)
-    store.db.executescript("DROP TRIGGER documents_turn_conversations; DROP TABLE turn_conversations; "
+    store.db.sqlite.executescript("DROP TRIGGER documents_turn_conversations; DROP TABLE turn_conversations; "
                            "UPDATE meta SET value = '4' WHERE key = 'schema_version';")
     store.close()
     store = open_store(config, embedder.identity)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory.config import load_config
+from memory.database import Database
 from memory.embedding import MINILM
 from memory.facts.rules import RuleSet, load_rules
 from memory.store import Store, open_store
@@ -19,7 +20,8 @@ def rules() -> RuleSet:
 
 
 @pytest.fixture()
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(load_config().replace("service", data_dir=str(tmp_path)), MINILM)
+def store(tmp_path: Path, database: Database | None) -> Iterator[Store]:
+    """A real store in a temporary data folder, its records on each backend in turn."""
+    opened = open_store(load_config().replace("service", data_dir=str(tmp_path)), MINILM, database)
     yield opened
     opened.close()

@@ -8,28 +8,29 @@ from typing import Any
 import pytest
 
 from memory.config import Config
+from memory.database import Database
 from memory.embedding import MINILM
 from memory.store import Store, open_store
 from memory.task import TaskMemory
 from memory.tokens import TokenCounter
-from tests.conftest import ManualClock
+from tests.conftest import ManualClock, again
 
 
 @pytest.fixture()
-def store(config: Config) -> Iterator[Store]:
-    """A real SQLite store (and embedded Chroma) under tmp_path; no embedding model is loaded."""
-    opened = open_store(config, MINILM)
+def store(config: Config, database: Database | None) -> Iterator[Store]:
+    """A real store (its records on each backend in turn, embedded Chroma) under tmp_path; no model is loaded."""
+    opened = open_store(config, MINILM, database)
     yield opened
     opened.close()
 
 
 @pytest.fixture()
-def reopen(config: Config) -> Iterator[Callable[[], Store]]:
-    """Open the test's store again, as a restarted process would; closed at the end of the test."""
+def reopen(config: Config, database: Database | None) -> Iterator[Callable[[], Store]]:
+    """Open the test's store again, as a restarted process (or another replica) would; closed at the end."""
     opened: list[Store] = []
 
     def open_again() -> Store:
-        opened.append(open_store(config, MINILM))
+        opened.append(open_store(config, MINILM, again(database)))
         return opened[-1]
 
     yield open_again
