@@ -77,11 +77,12 @@ def count_terms(executemany: Callable[[str, Iterable[Sequence[Any]]], Any], rows
         executemany("INSERT INTO lexical_rows (rowid, ns, length) VALUES (?, ?, ?)", lengths)
         executemany(
             "INSERT INTO lexical_namespaces (ns, rows, length) VALUES (?, ?, ?) ON CONFLICT (ns) DO UPDATE "
-            "SET rows = rows + excluded.rows, length = length + excluded.length",
+            "SET rows = lexical_namespaces.rows + excluded.rows, "
+            "length = lexical_namespaces.length + excluded.length",
             [(ns, count, length) for ns, (count, length) in sizes.items()],
         )
         executemany("INSERT INTO lexical_terms (ns, term, rows) VALUES (?, ?, ?) "
-                         "ON CONFLICT (ns, term) DO UPDATE SET rows = rows + excluded.rows", terms)
+                         "ON CONFLICT (ns, term) DO UPDATE SET rows = lexical_terms.rows + excluded.rows", terms)
         return
     executemany("DELETE FROM lexical_rows WHERE rowid = ?", [(rowid,) for rowid, _, _ in lengths])
     executemany("UPDATE lexical_namespaces SET rows = rows - ?, length = length - ? WHERE ns = ?",

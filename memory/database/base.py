@@ -37,7 +37,8 @@ class Dialect(Protocol):
     name: str  # "sqlite" or "postgres"
 
     def json_members(self, placeholder: str) -> str:
-        """A subquery of the members (as text) of the JSON list bound at `placeholder` (`SELECT value FROM ...`)."""
+        """A query of the members (column `value`, as text) of the JSON list `placeholder` holds: a bound value
+        or a column."""
         ...
 
     def json_field(self, column: str, key: str) -> str:

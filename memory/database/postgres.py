@@ -29,7 +29,8 @@ _WRITER = 0x6D656D6F72790001  # held by each write transaction
 _MIGRATOR = 0x6D656D6F72790002  # held while migrations run
 # Every table a delete may leave text in (memory.erase's pass vacuums them).
 _TEXT_TABLES = ("facts", "fact_tombstones", "facts_observed", "tasks", "task_items", "task_summaries", "documents",
-                "chunks", "turn_conversations", "jobs", "context_threads", "context_tools", "lexical_terms")
+                "chunks", "turn_conversations", "jobs", "context_threads", "context_tools", "lexical_terms",
+                "chunks_fts", "lexical_postings")
 
 
 class PostgresDialect:
@@ -39,8 +40,8 @@ class PostgresDialect:
 
     @staticmethod
     def json_members(placeholder: str) -> str:
-        """The members of a bound JSON list, as text."""
-        return f"SELECT jsonb_array_elements_text(CAST({placeholder} AS jsonb))"
+        """The members (column `value`) of a JSON list, bound or a column's, as text."""
+        return f"SELECT value FROM jsonb_array_elements_text(CAST({placeholder} AS jsonb)) AS members(value)"
 
     @staticmethod
     def json_field(column: str, key: str) -> str:
@@ -52,10 +53,17 @@ _DIALECT = PostgresDialect()
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+# SQLite's planner hints, which PostgreSQL's planner has no use for (and its grammar no room): a CROSS JOIN ... ON
+# (SQLite never reorders it; an inner join everywhere) and a unary + that keeps SQLite off an index of a column.
+_HINTS = ((re.compile(r"\bCROSS JOIN\b"), "JOIN"), (re.compile(r"(?<=[(\s])\+(?=[A-Za-z_])"), ""))
+
+
 @functools.lru_cache(maxsize=4096)
 def _psycopg_sql(sql: str) -> str:
     """`sql` with psycopg's placeholders: `?` -> %s, `:name` -> %(name)s (not `::type` casts, nothing inside quotes),
-    and every literal % doubled."""
+    every literal % doubled, and SQLite's planner hints (_HINTS) dropped."""
+    for hint, plain in _HINTS:
+        sql = hint.sub(plain, sql)
     out: list[str] = []
     i, n = 0, len(sql)
     quote: str | None = None

@@ -136,6 +136,12 @@ CREATE TABLE IF NOT EXISTS lexical_terms (
     ns {_T} NOT NULL, term {_T} NOT NULL, rows INTEGER NOT NULL, PRIMARY KEY (ns, term));
 CREATE TABLE IF NOT EXISTS lexical_rows (rowid BIGINT PRIMARY KEY, ns {_T} NOT NULL, length INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS lexical_namespaces (ns {_T} PRIMARY KEY, rows INTEGER NOT NULL, length INTEGER NOT NULL);
+-- The lexical index: each chunk row's analysed terms (read as SQLite's FTS5 table of the same name is read), and
+-- its postings (how often each token occurs in it), read one namespace and one term at a time.
+CREATE TABLE IF NOT EXISTS chunks_fts (rowid BIGINT PRIMARY KEY, ns {_T} NOT NULL, terms {_T} NOT NULL);
+CREATE TABLE IF NOT EXISTS lexical_postings (
+    ns {_T} NOT NULL, term {_T} NOT NULL, rowid BIGINT NOT NULL, f INTEGER NOT NULL, PRIMARY KEY (ns, term, rowid));
+CREATE INDEX IF NOT EXISTS lexical_postings_row ON lexical_postings (rowid);
 
 CREATE TABLE IF NOT EXISTS turn_vectors (
     id {_T} NOT NULL,

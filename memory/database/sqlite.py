@@ -25,7 +25,7 @@ class SqliteDialect:
 
     @staticmethod
     def json_members(placeholder: str) -> str:
-        """The members of a bound JSON list, as text."""
+        """The members (column `value`) of a JSON list, bound or a column's, as text."""
         return f"SELECT value FROM json_each({placeholder})"
 
     @staticmethod

@@ -60,6 +60,9 @@ def _document(row: tuple[Any, ...]) -> DocumentInfo:
     )
 
 
+_ALL = 2 ** 62  # no limit, said in a number both backends take
+
+
 def list_documents(db: Connection, namespace: str, kind: DocumentKind | None = None,
                    limit: int | None = None, offset: int = 0) -> list[DocumentInfo]:
     """The documents and memories of a namespace (of one kind, when given), newest first (ties by id), from
@@ -67,7 +70,7 @@ def list_documents(db: Connection, namespace: str, kind: DocumentKind | None = N
     where, params = ("namespace = ? AND kind = ?", [namespace, kind]) if kind else ("namespace = ?", [namespace])
     rows = db.execute(
         f"SELECT {_DOC_COLUMNS} FROM documents WHERE {where} ORDER BY updated_at DESC, doc_id LIMIT ? OFFSET ?",
-        [*params, -1 if limit is None else limit, offset],
+        [*params, _ALL if limit is None else limit, offset],  # OFFSET needs a LIMIT on SQLite
     ).fetchall()
     return [_document(r) for r in rows]
 
@@ -108,7 +111,7 @@ def chunk_rows(
     db: Connection, namespace: str, ids: Sequence[str], filters: SearchFilters | None = None
 ) -> dict[str, ChunkRow]:
     """The rows of those chunk ids that exist in the namespace and pass the filters."""
-    where, params = filter_sql(filters or SearchFilters())
+    where, params = filter_sql(filters or SearchFilters(), db.dialect)
     out: dict[str, ChunkRow] = {}
     for start in range(0, len(ids), 500):
         part = list(ids[start:start + 500])
@@ -158,7 +161,7 @@ def _ordinal(chunk: ChunkInput) -> int:
 
 def filtered_chunk_ids(db: Connection, namespace: str, filters: SearchFilters, limit: int) -> list[str]:
     """Ids of the namespace's chunks that pass the filters, at most `limit` + 1 (so callers see an overflow)."""
-    where, params = filter_sql(filters)
+    where, params = filter_sql(filters, db.dialect)
     rows = db.execute(
         "SELECT c.id FROM chunks c JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
         f"WHERE c.namespace = ? AND {where} LIMIT ?",

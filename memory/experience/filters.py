@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from memory.clock import parse_iso, to_iso
+from memory.database import Dialect
 from memory.experience.model import SearchFilters
 
 __all__ = ["filter_sql"]
 
 
-def filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
-    """A `WHERE`-ready condition (`1` when nothing is filtered) and its parameters."""
+def filter_sql(filters: SearchFilters, dialect: Dialect) -> tuple[str, list[Any]]:
+    """A `WHERE`-ready condition (`1 = 1` when nothing is filtered) and its parameters."""
     clauses: list[str] = []
     params: list[Any] = []
     if filters.project is not None:
@@ -27,7 +28,7 @@ def filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
         # One clause for every tag asked (a document must hold them all): SQLite refuses an AND chain of a
         # thousand EXISTS clauses as too deep.
         wanted = sorted(set(filters.tags))
-        clauses.append(f"(SELECT count(DISTINCT value) FROM json_each(d.tags) WHERE value IN "
+        clauses.append(f"(SELECT count(DISTINCT value) FROM ({dialect.json_members('d.tags')}) tags WHERE value IN "
                        f"({', '.join('?' * len(wanted))})) = ?")
         params.extend([*wanted, len(wanted)])
     # Times are stored normalised (ISO, UTC, trailing Z), so text comparison is time comparison.
@@ -37,4 +38,4 @@ def filter_sql(filters: SearchFilters) -> tuple[str, list[Any]]:
     if filters.updated_to is not None:
         clauses.append("c.updated_at <= ?")
         params.append(to_iso(parse_iso(filters.updated_to, "filters.updated_to")))
-    return (" AND ".join(clauses) or "1"), params
+    return (" AND ".join(clauses) or "1 = 1"), params

@@ -4,6 +4,7 @@ own statistics (its rows, their length, the rows holding each term), so no names
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -55,20 +56,17 @@ def _token(term: str) -> str | None:
 def index(db: Connection, rows: Iterable[tuple[int, str, str]]) -> None:
     """Index (rowid, namespace, index_terms) rows; costs in proportion to the rows, not the index."""
     marked = [(rowid, namespace_token(namespace), terms) for rowid, namespace, terms in rows]
-    db.executemany("INSERT INTO chunks_fts (rowid, terms, ns) VALUES (?, ?, ?)",
-                        [(rowid, terms, ns) for rowid, ns, terms in marked])
+    _INDEXES[db.dialect.name].insert(db, marked)
     count_terms(db.executemany, marked, +1)
 
 
 def remove(db: Connection, rowids: Sequence[int]) -> None:
     """Drop the index rows of these chunk rowids."""
+    found = _INDEXES[db.dialect.name]
     rows: list[tuple[int, str, str]] = []
     for start in range(0, len(rowids), 500):
-        part = list(rowids[start:start + 500])
-        rows += db.execute(
-            f"SELECT rowid, ns, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(part))})", part
-        ).fetchall()
-    db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
+        rows += found.rows(db, list(rowids[start:start + 500]))
+    found.delete(db, rowids)
     count_terms(db.executemany, rows, -1)
 
 
@@ -78,13 +76,8 @@ def remove_namespace(db: Connection, namespace: str) -> None:
 
 
 def forget(db: Connection) -> None:
-    """Rewrite the index so deleted rows leave no terms behind in its segments.
-
-    FTS5 deletes by writing delete markers: the terms of a deleted chunk stay in the chunks_fts_data segments
-    until a merge happens to reach them. 'optimize' merges every segment, at a cost that grows with the index
-    (bench/experience_scale.py times a delete); SQLite 3.44's 'secure-delete' option would make it unnecessary.
-    """
-    db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+    """Rewrite the index so deleted rows leave no terms behind in its own structures (see each backend's)."""
+    _INDEXES[db.dialect.name].forget(db)
 
 
 def affordable(terms: Sequence[str], frequencies: Mapping[str, int], max_postings: int) -> tuple[str, ...]:
@@ -151,11 +144,7 @@ def search(
     # bm25() counts the namespace token as one more token of every row; kept, so that rankings stay bm25()'s.
     slope = _K1 * _B * rows / (stats.length + rows)
     score = _Score(tuple((token, weights[term] * (_K1 + 1)) for term, token in held), _K1 * (1 - _B) + slope, slope)
-    # The largest rowid is at least the number of index rows (a bound found without counting them).
-    index_rows = db.execute("SELECT max(rowid) FROM lexical_rows").fetchone()[0] or 0
-    if stats.rows >= POSTINGS_SHARE * index_rows:
-        return _from_postings(db, namespace_token(namespace), score, k, filters)
-    return _from_rows(db, namespace_token(namespace), score, k, filters)
+    return _INDEXES[db.dialect.name].search(db, namespace_token(namespace), score, k, filters, stats.rows)
 
 
 # Two plans give the same hits (the same scores to the bit: each term's part is rounded down to a multiple of
@@ -179,21 +168,32 @@ class _Score:
     slope: float
 
 
+# One term's part of each score, read from its postings: (weight, base, slope, token, namespace token) bound.
+_FTS5_PART = (
+    f"SELECT i.doc AS doc, CAST(? * i.f / (i.f + ? + ? * l.length) * {_QUANTUM!r} AS INTEGER) AS part "
+    "FROM (SELECT doc, count(*) AS f FROM chunks_instances WHERE term = ? AND col = 'terms' GROUP BY doc) i "
+    "JOIN lexical_rows l ON l.rowid = i.doc WHERE l.ns = ?")
+# The same in PostgreSQL's types: float8 throughout and truncation toward zero, as SQLite's CAST, so each part is
+# the same integer to the bit on both backends.
+_F8 = "DOUBLE PRECISION"
+_POSTGRES_PART = (
+    f"SELECT p.rowid AS doc, CAST(trunc(CAST(? AS {_F8}) * p.f / (p.f + CAST(? AS {_F8}) + CAST(? AS {_F8}) "
+    f"* l.length) * CAST({_QUANTUM!r} AS {_F8})) AS BIGINT) AS part "
+    "FROM lexical_postings p JOIN lexical_rows l ON l.rowid = p.rowid WHERE p.term = ? AND p.ns = ?")
+
+
 def _from_postings(
-    db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None
+    db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None, part: str = _FTS5_PART
 ) -> list[RetrieverHit]:
-    part = (f"SELECT i.doc AS doc, CAST(? * i.f / (i.f + ? + ? * l.length) * {_QUANTUM!r} AS INTEGER) AS part "
-            "FROM (SELECT doc, count(*) AS f FROM chunks_instances WHERE term = ? AND col = 'terms' GROUP BY doc) i "
-            "JOIN lexical_rows l ON l.rowid = i.doc WHERE l.ns = ?")
     params: list[object] = [p for token, weight in score.terms for p in (weight, score.base, score.slope, token, ns)]
-    scored = (f"SELECT doc, sum(part) / {_QUANTUM!r} AS score "
-              f"FROM ({' UNION ALL '.join([part] * len(score.terms))}) GROUP BY doc")
+    scored = (f"SELECT doc, CAST(sum(part) AS {_F8}) / {_QUANTUM!r} AS score "
+              f"FROM ({' UNION ALL '.join([part] * len(score.terms))}) parts GROUP BY doc")
     if filters is None or filters.empty:
         # Rank first and join only the k winners (joining every candidate first joins rows never returned).
         sql = (f"SELECT c.id, s.score FROM ({scored} ORDER BY score DESC, doc LIMIT ?) s "
                "JOIN chunks c ON c.rowid = s.doc ORDER BY s.score DESC, c.id")
         return _hits(db.execute(sql, [*params, k]).fetchall())
-    where, extra = filter_sql(filters)
+    where, extra = filter_sql(filters, db.dialect)
     sql = (f"SELECT c.id, s.score FROM ({scored}) s JOIN chunks c ON c.rowid = s.doc "
            "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
            f"WHERE {where} ORDER BY s.score DESC, c.id LIMIT ?")
@@ -211,7 +211,7 @@ def _from_rows(
         sql = ("SELECT f.rowid, f.terms, l.length, NULL FROM chunks_fts f JOIN lexical_rows l ON l.rowid = f.rowid "
                "WHERE chunks_fts MATCH ?")
     else:
-        where, extra = filter_sql(filters)
+        where, extra = filter_sql(filters, db.dialect)
         sql = ("SELECT f.rowid, f.terms, l.length, c.id FROM chunks_fts f JOIN lexical_rows l ON l.rowid = f.rowid "
                "JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.namespace = c.namespace "
                f"AND d.doc_id = c.doc_id WHERE chunks_fts MATCH ? AND {where}")
@@ -245,3 +245,73 @@ def _occurrences(text: str, wanted: Sequence[str]) -> list[int]:
 
 def _hits(rows: Sequence[tuple[str, float]]) -> list[RetrieverHit]:
     return [RetrieverHit(chunk_id, rank, float(score)) for rank, (chunk_id, score) in enumerate(rows, 1)]
+
+
+class _Fts5:
+    """SQLite: FTS5's index (chunks_fts), read either way by cost (POSTINGS_SHARE)."""
+
+    @staticmethod
+    def insert(db: Connection, marked: Sequence[tuple[int, str, str]]) -> None:
+        db.executemany("INSERT INTO chunks_fts (rowid, terms, ns) VALUES (?, ?, ?)",
+                       [(rowid, terms, ns) for rowid, ns, terms in marked])
+
+    @staticmethod
+    def rows(db: Connection, rowids: Sequence[int]) -> list[tuple[int, str, str]]:
+        marks = ",".join("?" * len(rowids))
+        return list(db.execute(f"SELECT rowid, ns, terms FROM chunks_fts WHERE rowid IN ({marks})", rowids))
+
+    @staticmethod
+    def delete(db: Connection, rowids: Sequence[int]) -> None:
+        db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
+
+    @staticmethod
+    def forget(db: Connection) -> None:
+        """FTS5 deletes by writing delete markers: the terms of a deleted chunk stay in the chunks_fts_data
+        segments until a merge happens to reach them. 'optimize' merges every segment, at a cost that grows with
+        the index (bench/experience_scale.py times a delete); SQLite 3.44's 'secure-delete' option would make it
+        unnecessary."""
+        db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+
+    @staticmethod
+    def search(db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None,
+               rows: int) -> list[RetrieverHit]:
+        # The largest rowid is at least the number of index rows (a bound found without counting them).
+        index_rows = db.execute("SELECT max(rowid) FROM lexical_rows").fetchone()[0] or 0
+        if rows >= POSTINGS_SHARE * index_rows:
+            return _from_postings(db, ns, score, k, filters)
+        return _from_rows(db, ns, score, k, filters)
+
+
+class _Postings:
+    """PostgreSQL: the postings table (lexical_postings), keyed by namespace first, so a term's postings in one
+    namespace are one index range however large the others are: the postings plan is the only one needed."""
+
+    @staticmethod
+    def insert(db: Connection, marked: Sequence[tuple[int, str, str]]) -> None:
+        db.executemany("INSERT INTO chunks_fts (rowid, ns, terms) VALUES (?, ?, ?)", marked)
+        db.executemany("INSERT INTO lexical_postings (ns, term, rowid, f) VALUES (?, ?, ?, ?)",
+                       [(ns, token, rowid, f) for rowid, ns, terms in marked
+                        for token, f in Counter(index_tokens(terms)).items()])
+
+    @staticmethod
+    def rows(db: Connection, rowids: Sequence[int]) -> list[tuple[int, str, str]]:
+        marks = ",".join("?" * len(rowids))
+        return list(db.execute(f"SELECT rowid, ns, terms FROM chunks_fts WHERE rowid IN ({marks})", rowids))
+
+    @staticmethod
+    def delete(db: Connection, rowids: Sequence[int]) -> None:
+        db.executemany("DELETE FROM lexical_postings WHERE rowid = ?", [(r,) for r in rowids])
+        db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
+
+    @staticmethod
+    def forget(db: Connection) -> None:
+        """Nothing of a deleted row is left to read; its space is reclaimed by the erase pass's VACUUM."""
+
+    @staticmethod
+    def search(db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None,
+               rows: int) -> list[RetrieverHit]:
+        return _from_postings(db, ns, score, k, filters, _POSTGRES_PART)
+
+
+# The lexical index of each backend (memory.database), by its dialect's name.
+_INDEXES: Mapping[str, type[_Fts5] | type[_Postings]] = {"sqlite": _Fts5, "postgres": _Postings}

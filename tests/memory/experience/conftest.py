@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from memory.config import Config
+from memory.database import Database
 from memory.embedding import Embedder, Progress
 from memory.experience import ChunkInput, ExperienceMemory, lexical
 from memory.store import Store, open_store
@@ -66,9 +67,9 @@ class CountingEncoder:
 
 
 @pytest.fixture()
-def store(config: Config, embedder: Embedder) -> Iterator[Store]:
-    """A real SQLite + Chroma store in a fresh folder."""
-    opened = open_store(config, embedder.identity)
+def store(config: Config, embedder: Embedder, database: Database | None) -> Iterator[Store]:
+    """A real store in a fresh folder: its records on each backend in turn, its vectors in embedded Chroma."""
+    opened = open_store(config, embedder.identity, database)
     yield opened
     opened.close()
 
@@ -100,16 +101,15 @@ def corpus(experience: ExperienceMemory) -> ExperienceMemory:
 
 
 def index_rows(store: Store, namespace: str, texts: Sequence[str]) -> list[int]:
-    """Chunk rows and their lexical index entries written straight into SQLite (no model: the lexical side only)."""
+    """Chunk rows and their lexical index entries written straight into the records (no model: the lexical side
+    only)."""
     with store.transaction() as db:
         rowids = []
         for text in texts:
-            cursor = db.execute(
+            rowids.append(int(db.execute(
                 "INSERT INTO chunks (id, namespace, doc_id, doc_version, ordinal, text, text_hash, tokens, "
-                "created_at, updated_at) VALUES (?, ?, 'd', 1, 0, ?, 'h', 1, '2026-01-01', '2026-01-01')",
-                [f"{namespace}-{next(_ROW_IDS)}", namespace, text],
-            )
-            rowids.append(int(cursor.lastrowid or 0))
+                "created_at, updated_at) VALUES (?, ?, 'd', 1, 0, ?, 'h', 1, '2026-01-01', '2026-01-01') "
+                "RETURNING rowid", [f"{namespace}-{next(_ROW_IDS)}", namespace, text]).fetchone()[0]))
         lexical.index(db, [(r, namespace, lexical.index_terms(t)) for r, t in zip(rowids, texts, strict=True)])
     return rowids
 

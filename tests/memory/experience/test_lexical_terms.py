@@ -1,5 +1,6 @@
 """The index keeps each namespace's rows per term itself (`lexical_terms`): after any mix of writes and deletes it
-says what FTS5's own postings say, and a term of deleted text is gone from it."""
+says what the index's own postings say (FTS5's, or PostgreSQL's postings table), and a term of deleted text is
+gone from it."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ _WORDS = ["alpha", "beta", "gamma", "delta", "zeta", "theta", "kappa", "sigma", 
 
 
 def _vocabulary(store: Store) -> dict[tuple[str, str], int]:
-    """FTS5's count of rows per namespace token and term, read by scanning its postings."""
-    rows = store.db.execute(
-        "SELECT f.ns, i.term, count(DISTINCT i.doc) FROM chunks_instances i JOIN chunks_fts f ON f.rowid = i.doc "
-        "WHERE i.col = 'terms' GROUP BY f.ns, i.term"
-    ).fetchall()
-    return {(ns, term): n for ns, term, n in rows}
+    """The index's own count of rows per namespace token and term, read by scanning its postings (FTS5's on
+    SQLite, the postings table on PostgreSQL)."""
+    sql = ("SELECT ns, term, count(*) FROM lexical_postings GROUP BY ns, term"
+           if store.db.dialect.name == "postgres" else
+           "SELECT f.ns, i.term, count(DISTINCT i.doc) FROM chunks_instances i JOIN chunks_fts f ON f.rowid = i.doc "
+           "WHERE i.col = 'terms' GROUP BY f.ns, i.term")
+    return {(ns, term): n for ns, term, n in store.db.execute(sql).fetchall()}
 
 
 def _kept(store: Store) -> dict[tuple[str, str], int]:
