@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory.database.base import redacted
 from memory.errors import ConfigError
 
 __all__ = [
@@ -72,6 +73,15 @@ class ServiceConfig:
     port: int = positive(8000)
     log_level: str = choice("info", "critical", "error", "warning", "info", "debug")
     ui: bool = True
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Where the records live: the SQLite file under data_dir (url empty), or a PostgreSQL database that any number
+    of service replicas share (a postgresql:// URL; then Chroma must be a server, [chroma] host)."""
+
+    url: str = ""
+    pool_size: int = positive(32)  # connections a process may hold to PostgreSQL (one per thread that uses the store)
 
 
 @dataclass(frozen=True)
@@ -278,6 +288,7 @@ class Config:
     """The whole configuration, one frozen dataclass per config.toml section."""
 
     service: ServiceConfig = field(default_factory=ServiceConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
     chroma: ChromaConfig = field(default_factory=ChromaConfig)
@@ -566,6 +577,13 @@ def _check(config: Config, origin: str) -> None:
         )
     if not config.service.data_dir:
         raise ConfigError(f"{origin}: service.data_dir must name a folder")
+    if config.store.url and not config.store.url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(f"{origin}: store.url must be empty (the SQLite file under service.data_dir) or a "
+                          f"postgresql:// URL, got {redacted(config.store.url)[:80]!r}")
+    if config.store.url and not config.chroma.host:
+        raise ConfigError(f"{origin}: store.url puts the records in PostgreSQL for several service replicas to "
+                          "share, and they cannot share an embedded Chroma: set chroma.host to a `chroma run` "
+                          "server too")
     if not config.auth.keys and config.service.host not in _LOOPBACK:
         raise ConfigError(
             f"{origin}: service.host {config.service.host!r} is not a loopback address and no [auth.keys] are "

@@ -118,15 +118,30 @@ class LiveCollection:
 
     def _call(self, method: str, create: bool, absent: Any, **kwargs: Any) -> Any:
         with self._collections.lock.shared():
-            handle = self._current(create)
-            return absent if handle is None else getattr(handle, method)(**kwargs)
+            for attempt in (1, 2):
+                handle = self._current(create)
+                if handle is None:
+                    return absent
+                try:
+                    return getattr(handle, method)(**kwargs)
+                except Exception as exc:
+                    if attempt == 2 or not _dropped_elsewhere(exc):
+                        raise
+                    self._handle = None  # another process sharing the Chroma server dropped it: look again
+        return absent  # pragma: no cover (the loop returns or raises)
 
     def _write(self, method: str, **kwargs: Any) -> None:
         if self._collections.written(self.name):
             self._call(method, True, None, **kwargs)
             return
         with self._collections.lock.exclusive():
-            getattr(self._current(True), method)(**kwargs)
+            try:
+                getattr(self._current(True), method)(**kwargs)
+            except Exception as exc:
+                if not _dropped_elsewhere(exc):
+                    raise
+                self._handle = None
+                getattr(self._current(True), method)(**kwargs)
             self._collections.mark_written(self.name)
 
     def exists(self, create: bool = False) -> bool:
@@ -158,3 +173,11 @@ class LiveCollection:
     def count(self) -> int:
         """Number of vectors; 0 once the collection is gone."""
         return int(self._call("count", False, 0))
+
+
+def _dropped_elsewhere(exc: Exception) -> bool:
+    """Whether a call failed because its collection is gone: dropped by another process on the same Chroma
+    server (this process's own drops are counted, so its handles never reach a dropped collection)."""
+    from chromadb.errors import NotFoundError
+
+    return isinstance(exc, NotFoundError)

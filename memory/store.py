@@ -9,8 +9,7 @@ from typing import Any
 
 from memory.bullet import BULLET_FORMAT
 from memory.config import Config
-from memory.database import Connection, Database
-from memory.database.sqlite import SqliteDatabase, read_meta
+from memory.database import Connection, Database, open_database, stored_meta
 from memory.embedding import EmbedderIdentity
 from memory.erase import Eraser, zero_fresh_memory, zeroing_available
 from memory.errors import StoreError, StoreMismatchError
@@ -49,8 +48,8 @@ def collection_name(namespace: str, tier: str = "exp", generation: int = 0) -> s
 
 
 def stored_identity(config: Config) -> StoreIdentity | None:
-    """The identity recorded by the store under config.service.data_dir; None when there is no store yet."""
-    meta = read_meta(config.data_path.resolve() / "memory.db")
+    """The identity recorded by the configured store; None when there is no store yet."""
+    meta = stored_meta(config.store.url, config.data_path.resolve())
     if meta is None or "embedding_model" not in meta:
         return None
     return StoreIdentity(meta["embedding_backend"], meta["embedding_model"], int(meta["dimension"]),
@@ -69,7 +68,8 @@ class Store:
         except OSError as exc:
             raise StoreError(f"cannot create the data folder {self.root}: {exc}") from exc
         self.db_path = self.root / "memory.db"
-        self.database: Database = database if database is not None else SqliteDatabase(self.db_path)
+        self.database: Database = database if database is not None else open_database(
+            config.store.url, self.root, config.store.pool_size)
         self._local = threading.local()
         self.write_lock = threading.RLock()  # one writer at a time inside the process; readers go on
         # A collection dropped while another thread holds its handle must not break that thread (see LiveCollection).
@@ -280,7 +280,7 @@ class _Transaction:
 
 
 def open_store(config: Config, embedder: EmbedderIdentity, database: Database | None = None) -> Store:
-    """Open (creating if needed) the store under config.service.data_dir, checking its identity; its records in
-    `database` when given, else in the folder's SQLite file."""
+    """Open (creating if needed) the configured store, checking its identity; its records in `database` when
+    given, else where [store] url says."""
     identity = StoreIdentity(embedder.backend, embedder.model, embedder.dimension, config.tokenizer.encoding)
     return Store(config, identity, database)

@@ -12,6 +12,7 @@ from typing import cast
 
 import pytest
 
+from bench.chroma_server import ChromaServer
 from bench.postgres_cluster import PostgresCluster, server_binaries
 from memory.config import Config, EmbeddingConfig, load_config
 from memory.database import Database
@@ -138,6 +139,13 @@ def sqlite_only(backend: str, why: str) -> None:
     """Skip the PostgreSQL run of a test of what only the SQLite file has, saying what."""
     if backend != "sqlite":
         pytest.skip(f"{why}: SQLite's alone")
+
+
+@pytest.fixture(scope="session")
+def chroma_server() -> Iterator[ChromaServer]:
+    """One `chroma run` server for the session (tests on it use namespaces of their own)."""
+    with ChromaServer() as server:
+        yield server
 
 
 @pytest.fixture(params=BACKENDS)

@@ -10,10 +10,11 @@ statements a backend says differently (`Dialect`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-__all__ = ["Connection", "Cursor", "Database", "Dialect", "Params"]
+__all__ = ["Connection", "Cursor", "Database", "Dialect", "Params", "redacted"]
 
 Params = Sequence[Any] | Mapping[str, Any]
 
@@ -86,3 +87,8 @@ class Database(Protocol):
     def close(self) -> None:
         """Close every connection."""
         ...
+
+
+def redacted(url: str) -> str:
+    """A database URL without its password (what errors and /healthz may show)."""
+    return re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://[^:/@]+):[^@]*@", r"\1:***@", url)

@@ -18,11 +18,11 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
-from memory.database.base import Connection, Params
+from memory.database.base import Connection, Params, redacted
 from memory.database.postgres_schema import MIGRATIONS, SCHEMA_VERSION
 from memory.errors import StoreError, StoreMismatchError
 
-__all__ = ["PostgresConnection", "PostgresDatabase", "PostgresDialect", "redacted"]
+__all__ = ["PostgresConnection", "PostgresDatabase", "PostgresDialect", "read_meta"]
 
 # Advisory lock keys (any 64-bit numbers that no other application on the database is likely to use).
 _WRITER = 0x6D656D6F72790001  # held by each write transaction
@@ -92,11 +92,6 @@ def _psycopg_sql(sql: str) -> str:
     return "".join(out)
 
 
-def redacted(url: str) -> str:
-    """The URL without its password (what errors and /healthz may show)."""
-    return re.sub(r"(postgres(?:ql)?://[^:/@]+):[^@]*@", r"\1:***@", url)
-
-
 class PostgresConnection:
     """A pooled psycopg connection held by one thread."""
 
@@ -141,6 +136,19 @@ def _configure(conn: Any) -> None:
     conn.autocommit = True
     conn.adapters.register_dumper(bool, _Bool)
     conn.adapters.register_loader("numeric", _Number)
+
+
+def read_meta(url: str) -> dict[str, str] | None:
+    """The `meta` rows of the store in the database at `url`; None when it holds none yet."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=30) as conn:
+            return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta").fetchall()}
+    except psycopg.errors.UndefinedTable:
+        return None
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"cannot connect to PostgreSQL at {redacted(url)}: {exc}") from exc
 
 
 class PostgresDatabase:

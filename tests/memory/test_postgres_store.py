@@ -1,0 +1,92 @@
+"""The service's records in PostgreSQL and its vectors in a Chroma server, as replicas share them: settings that
+cannot work are refused in a sentence, and two Memory objects over one database and one Chroma server (two
+replicas, each with its own data folder) read what the other wrote, in English and Chinese."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.chroma_server import ChromaServer
+from bench.postgres_cluster import PostgresCluster
+from memory import ConfigError, MemoryTurn, TextInput
+from memory.config import Config, load_config
+from memory.embedding import Embedder
+from memory.service import Memory
+
+TEXTS = {
+    "en": ("The nightly loader reads the billing CSV exports from S3 and retries a failed batch twice.",
+           "How does the loader get the billing data?", "Never use Python 2 syntax.", "Python 2"),
+    "zh": ("夜间加载器从S3读取账单CSV导出文件，失败的批次会重试两次。", "加载器从哪里读取账单数据？",
+           "以后不要用Python 2的语法。", "Python 2"),
+}
+
+
+def test_a_postgres_store_without_a_chroma_server_is_refused_in_a_sentence() -> None:
+    with pytest.raises(ConfigError, match=r"cannot share an embedded Chroma: set chroma\.host"):
+        load_config(env={"MEMORY_STORE_URL": "postgresql://memory:secret@db.internal/memory"})
+
+
+def test_a_url_of_another_database_is_refused_without_its_password() -> None:
+    with pytest.raises(ConfigError, match=r"must be empty .* or a postgresql:// URL") as raised:
+        load_config(env={"MEMORY_STORE_URL": "mysql://memory:secret@db.internal/memory"})
+    assert "secret" not in str(raised.value)
+
+
+@pytest.fixture()
+def shared(postgres: PostgresCluster, chroma_server: ChromaServer, tmp_path: Path) -> Config:
+    """Settings of one replica: a fresh database of the cluster, the session's Chroma server."""
+    url = postgres.create_database("r" + uuid.uuid4().hex[:12], template="memory_template")
+    return (load_config().replace("chroma", host="127.0.0.1", port=chroma_server.port)
+            .replace("store", url=url).replace("service", data_dir=str(tmp_path / "replica-a")))
+
+
+@pytest.fixture()
+def replicas(shared: Config, embedder: Embedder, tmp_path: Path) -> Iterator[tuple[Memory, Memory]]:
+    """Two Memory objects over one PostgreSQL database and one Chroma server, each with its own data folder."""
+    other = shared.replace("service", data_dir=str(tmp_path / "replica-b"))
+    with Memory(shared, embedder=embedder) as a, Memory(other, embedder=embedder) as b:
+        yield a, b
+
+
+@pytest.mark.parametrize("lang", sorted(TEXTS))
+def test_what_one_replica_writes_the_other_reads(replicas: tuple[Memory, Memory], lang: str) -> None:
+    a, b = replicas
+    text, question, rule, mark = TEXTS[lang]
+    namespace = f"{lang}-{uuid.uuid4().hex[:8]}"
+    assert a.add_document(namespace, TextInput(text, doc_id="notes/loader.md")).status == "created"
+    a.remember(namespace, [MemoryTurn(text, speaker="assistant")])
+    pinned = b.facts.pin(namespace, text=rule).stored
+    assert pinned and mark in pinned[0].value + pinned[0].text
+    recalled = b.recall(namespace, question, 600)
+    assert text in recalled.rendered and mark in recalled.rendered  # a's document, b's pinned fact
+    assert a.recall(namespace, question, 600).rendered == recalled.rendered  # the same store, the same answer
+    assert b.experience.get_document(namespace, "notes/loader.md").chunks >= 1
+    assert "secret" not in a.health().store and a.health().store.startswith("postgresql://")
+    gone = b.delete_namespace(namespace)
+    assert gone.documents == 2 and gone.facts >= 1
+    assert a.recall(namespace, question, 600).items == ()
+    assert a.store.collection(namespace, create=False) is None  # its vectors are gone from the server too
+
+
+def test_a_one_shot_item_is_consumed_once_across_replicas(replicas: tuple[Memory, Memory]) -> None:
+    a, b = replicas
+    namespace = f"once-{uuid.uuid4().hex[:8]}"
+    key = a.tasks.add(namespace, "t1", "note", "Use the staging key once. 只用一次测试密钥。", ephemeral=True).key
+    taken: list[tuple[str, ...]] = []
+    start = threading.Barrier(8)
+
+    def consume(memory: Memory) -> None:
+        start.wait()
+        taken.append(tuple(memory.tasks.consume(namespace, [key])))
+
+    threads = [threading.Thread(target=consume, args=(m,)) for m in (a, b) * 4]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(taken, key=len) == [()] * 7 + [(key,)]
