@@ -140,7 +140,9 @@ CREATE TABLE IF NOT EXISTS lexical_namespaces (ns {_T} PRIMARY KEY, rows INTEGER
 -- its postings (how often each token occurs in it), read one namespace and one term at a time.
 CREATE TABLE IF NOT EXISTS chunks_fts (rowid BIGINT PRIMARY KEY, ns {_T} NOT NULL, terms {_T} NOT NULL);
 CREATE TABLE IF NOT EXISTS lexical_postings (
-    ns {_T} NOT NULL, term {_T} NOT NULL, rowid BIGINT NOT NULL, f INTEGER NOT NULL, PRIMARY KEY (ns, term, rowid));
+    ns {_T} NOT NULL, term {_T} NOT NULL, rowid BIGINT NOT NULL, f INTEGER NOT NULL,
+    length INTEGER NOT NULL,  -- the row's, as lexical_rows has it: a score needs no join
+    PRIMARY KEY (ns, term, rowid));
 CREATE INDEX IF NOT EXISTS lexical_postings_row ON lexical_postings (rowid);
 
 CREATE TABLE IF NOT EXISTS turn_vectors (

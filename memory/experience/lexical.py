@@ -173,21 +173,23 @@ _FTS5_PART = (
     f"SELECT i.doc AS doc, CAST(? * i.f / (i.f + ? + ? * l.length) * {_QUANTUM!r} AS INTEGER) AS part "
     "FROM (SELECT doc, count(*) AS f FROM chunks_instances WHERE term = ? AND col = 'terms' GROUP BY doc) i "
     "JOIN lexical_rows l ON l.rowid = i.doc WHERE l.ns = ?")
-# The same in PostgreSQL's types: float8 throughout and truncation toward zero, as SQLite's CAST, so each part is
-# the same integer to the bit on both backends.
 _F8 = "DOUBLE PRECISION"
-_POSTGRES_PART = (
-    f"SELECT p.rowid AS doc, CAST(trunc(CAST(? AS {_F8}) * p.f / (p.f + CAST(? AS {_F8}) + CAST(? AS {_F8}) "
-    f"* l.length) * CAST({_QUANTUM!r} AS {_F8})) AS BIGINT) AS part "
-    "FROM lexical_postings p JOIN lexical_rows l ON l.rowid = p.rowid WHERE p.term = ? AND p.ns = ?")
+# PostgreSQL's in one statement whatever the number of terms (so it is prepared once): the terms and their
+# weights bound as arrays, each term's postings one index range of (ns, term), each part in float8 and truncated
+# toward zero as SQLite's CAST, so each part is the same integer to the bit on both backends.
+_POSTGRES_SCORED = (
+    f"SELECT p.rowid AS doc, CAST(sum(CAST(trunc(w.weight * p.f / (p.f + CAST(:base AS {_F8}) + CAST(:slope AS "
+    f"{_F8}) * p.length) * CAST({_QUANTUM!r} AS {_F8})) AS BIGINT)) AS {_F8}) / {_QUANTUM!r} AS score "
+    f"FROM unnest(CAST(:tokens AS TEXT[]), CAST(:weights AS {_F8}[])) AS w(term, weight) "
+    "JOIN lexical_postings p ON p.ns = :ns AND p.term = w.term GROUP BY p.rowid")
 
 
 def _from_postings(
-    db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None, part: str = _FTS5_PART
+    db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None
 ) -> list[RetrieverHit]:
     params: list[object] = [p for token, weight in score.terms for p in (weight, score.base, score.slope, token, ns)]
-    scored = (f"SELECT doc, CAST(sum(part) AS {_F8}) / {_QUANTUM!r} AS score "
-              f"FROM ({' UNION ALL '.join([part] * len(score.terms))}) parts GROUP BY doc")
+    scored = (f"SELECT doc, sum(part) / {_QUANTUM!r} AS score "
+              f"FROM ({' UNION ALL '.join([_FTS5_PART] * len(score.terms))}) GROUP BY doc")
     if filters is None or filters.empty:
         # Rank first and join only the k winners (joining every candidate first joins rows never returned).
         sql = (f"SELECT c.id, s.score FROM ({scored} ORDER BY score DESC, doc LIMIT ?) s "
@@ -289,9 +291,11 @@ class _Postings:
     @staticmethod
     def insert(db: Connection, marked: Sequence[tuple[int, str, str]]) -> None:
         db.executemany("INSERT INTO chunks_fts (rowid, ns, terms) VALUES (?, ?, ?)", marked)
-        db.executemany("INSERT INTO lexical_postings (ns, term, rowid, f) VALUES (?, ?, ?, ?)",
-                       [(ns, token, rowid, f) for rowid, ns, terms in marked
-                        for token, f in Counter(index_tokens(terms)).items()])
+        rows = []
+        for rowid, ns, terms in marked:
+            tokens = index_tokens(terms)
+            rows += [(ns, token, rowid, f, len(tokens)) for token, f in Counter(tokens).items()]
+        db.executemany("INSERT INTO lexical_postings (ns, term, rowid, f, length) VALUES (?, ?, ?, ?, ?)", rows)
 
     @staticmethod
     def rows(db: Connection, rowids: Sequence[int]) -> list[tuple[int, str, str]]:
@@ -310,7 +314,21 @@ class _Postings:
     @staticmethod
     def search(db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None,
                rows: int) -> list[RetrieverHit]:
-        return _from_postings(db, ns, score, k, filters, _POSTGRES_PART)
+        params: dict[str, object] = {"base": score.base, "slope": score.slope, "ns": ns,
+                                     "tokens": [token for token, _ in score.terms],
+                                     "weights": [weight for _, weight in score.terms]}
+        if filters is None or filters.empty:
+            return _hits(db.execute(
+                f"SELECT c.id, s.score FROM ({_POSTGRES_SCORED} ORDER BY score DESC, doc LIMIT :k) s "
+                "JOIN chunks c ON c.rowid = s.doc ORDER BY s.score DESC, c.id", {**params, "k": k}).fetchall())
+        where, extra = filter_sql(filters, db.dialect)
+        named = {f"f{i}": value for i, value in enumerate(extra)}
+        for name in named:  # the filter's ? placeholders, named as the rest of the statement's
+            where = where.replace("?", f":{name}", 1)
+        return _hits(db.execute(
+            f"SELECT c.id, s.score FROM ({_POSTGRES_SCORED}) s JOIN chunks c ON c.rowid = s.doc "
+            "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
+            f"WHERE {where} ORDER BY s.score DESC, c.id LIMIT :k", {**params, **named, "k": k}).fetchall())
 
 
 # The lexical index of each backend (memory.database), by its dialect's name.
