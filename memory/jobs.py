@@ -1,8 +1,14 @@
 """Ingest jobs: a very large document is written in the background, its progress readable, nothing lost.
 
-A job's input is kept in SQLite until the job ends, so a server stopped or killed half-way runs it again on the
-next open (a document write is atomic, so a job cut short has stored nothing). One worker thread runs jobs in
-the order they came, at a lower scheduling priority than the threads that answer recalls.
+A job's input is kept in the store until the job ends, so a server stopped or killed half-way runs it again (a
+document write is atomic, so a job cut short has stored nothing). One worker thread per process runs jobs in the
+order they came, at a lower scheduling priority than the threads that answer recalls.
+
+A running job holds a lease in its row: the process that claimed it (`owner`) reports its progress there every
+few seconds (`heartbeat_at`), and reads there whether it was cancelled or its namespace forgotten, so every
+process sharing the store (PostgreSQL replicas) sees the same job and can stop it. A job whose owner stopped
+reporting for LEASE_S is taken over by the next worker that looks; on a store one process holds (the SQLite
+file), what was running when that process opened was left by a stopped one and runs again at once.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import json
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,7 +28,9 @@ from memory.clock import Clock, to_iso
 from memory.errors import MemoryError_, NotFoundError, ValidationError
 from memory.store import Store
 
-__all__ = ["Job", "JobOutcome", "JobRunner", "JobState", "Jobs"]
+__all__ = ["LEASE_S", "Job", "JobOutcome", "JobRunner", "JobState", "Jobs"]
+
+_COLUMNS = "id, namespace, state, chars, outcome, error, error_kind, created_at, updated_at, stage, done, total"
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 
@@ -29,6 +38,9 @@ _log = logging.getLogger(__name__)
 
 # How far below the request threads the worker runs (Linux nice is per thread; raising it needs no privilege).
 _NICE = 10
+# A running job reports at most this often, and is taken over when it has not reported for LEASE_S.
+_REPORT_S = 2.0
+LEASE_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -80,9 +92,11 @@ class Jobs:
         self._cancel: set[str] = set()
         self._running: str | None = None  # the job the worker is on (read under _wake)
         self._poked = False  # a job was submitted since the worker last looked
-        with store.transaction() as tx:  # the table is memory.schema's (version 7)
-            # A job that was running when the process stopped starts again from the beginning.
-            tx.execute("UPDATE jobs SET state = 'queued' WHERE state = 'running'")
+        self._owner = "p-" + uuid.uuid4().hex[:16]  # this process, in the rows of the jobs it runs
+        self._reported = 0.0  # time.monotonic() of the running job's last report
+        if store.database.exclusive:  # what was running was left by a stopped process: it starts again at once
+            with store.transaction() as tx:
+                tx.execute("UPDATE jobs SET state = 'queued', owner = NULL WHERE state = 'running'")
         self._thread = threading.Thread(target=self._work, name="ingest-jobs", daemon=True)
         self._thread.start()
 
@@ -107,8 +121,7 @@ class Jobs:
     def get(self, namespace: str, job_id: str) -> Job:
         """One job of a namespace; NotFoundError when there is none (or it finished long ago)."""
         row = self._store.db.execute(
-            "SELECT id, namespace, state, chars, outcome, error, error_kind, created_at, updated_at FROM jobs "
-            "WHERE namespace = ? AND id = ?", [namespace, job_id],
+            f"SELECT {_COLUMNS} FROM jobs WHERE namespace = ? AND id = ?", [namespace, job_id],
         ).fetchone()
         if row is None:
             raise NotFoundError(
@@ -120,13 +133,14 @@ class Jobs:
     def of_namespace(self, namespace: str) -> list[Job]:
         """The jobs of a namespace, newest first."""
         rows = self._store.db.execute(
-            "SELECT id, namespace, state, chars, outcome, error, error_kind, created_at, updated_at FROM jobs "
-            "WHERE namespace = ? ORDER BY created_at DESC, id", [namespace],
+            f"SELECT {_COLUMNS} FROM jobs WHERE namespace = ? ORDER BY created_at DESC, id", [namespace],
         ).fetchall()
         return [self._job(r) for r in rows]
 
     def cancel(self, namespace: str, job_id: str) -> Job:
-        """Stop a queued or running job; a job past its last batch finishes (`done`), one stopped stores nothing."""
+        """Stop a queued or running job; a job past its last batch finishes (`done`), one stopped stores nothing.
+
+        A job running in another process is asked in its row and stops at its next report."""
         self.get(namespace, job_id)
         with self._store.transaction() as tx:
             queued = tx.execute(
@@ -135,10 +149,13 @@ class Jobs:
             ).rowcount
             if queued:
                 self._store.erase_later(tx)
+            else:
+                tx.execute("UPDATE jobs SET cancel = 1 WHERE id = ? AND state = 'running'", [job_id])
         if not queued:
             self._cancel.add(job_id)
             self._wait_off([job_id])
             self._cancel.discard(job_id)
+            self._wait_elsewhere(job_id)
         return self.get(namespace, job_id)
 
     def forget_namespace(self, namespace: str) -> int:
@@ -166,10 +183,22 @@ class Jobs:
         with self._wake:
             self._wake.wait_for(lambda: self._running not in ids)
 
+    def _wait_elsewhere(self, job_id: str) -> None:
+        """Until the job is no longer running in any process (its owner stops at its next report), or its lease
+        ran out (its owner stopped: whoever takes it over reads the cancel first)."""
+        deadline = time.monotonic() + LEASE_S
+        while time.monotonic() < deadline:
+            row = self._store.db.execute("SELECT state FROM jobs WHERE id = ?", [job_id]).fetchone()
+            if row is None or row[0] != "running":
+                return
+            time.sleep(0.1)
+
     def _job(self, row: Any) -> Job:
-        job_id, namespace, state, chars, outcome, error, kind, created, updated = row
+        job_id, namespace, state, chars, outcome, error, kind, created, updated, stage, done, total = row
         idle = {"queued": "queued", "running": "starting"}.get(state, "finished")
-        stage, done, total = self._live.get(job_id, (idle, 0, 0))
+        # This process's own job as it is now; another's as it last reported
+        stage, done, total = self._live.get(job_id, (stage or idle, done, total) if state == "running"
+                                            else (idle, 0, 0))
         found = JobOutcome(**json.loads(outcome)) if outcome else None
         if state == "done" and found is not None:
             done = total = found.chunks
@@ -191,14 +220,20 @@ class Jobs:
             self._execute(*claimed)
 
     def _claim(self) -> tuple[str, str, Mapping[str, Any]] | None:
-        with self._store.transaction() as tx:
+        """The oldest queued job, or a running one whose owner stopped reporting, now this process's."""
+        now = self._clock()
+        stale = to_iso(now - timedelta(seconds=LEASE_S))
+        with self._store.transaction() as tx:  # the writer lock: one process claims it
             row = tx.execute(
-                "SELECT id, namespace, payload FROM jobs WHERE state = 'queued' ORDER BY created_at, id LIMIT 1"
+                "SELECT id, namespace, payload FROM jobs WHERE state = 'queued' OR (state = 'running' AND "
+                "(heartbeat_at IS NULL OR heartbeat_at < ?)) ORDER BY created_at, id LIMIT 1", [stale]
             ).fetchone()
             if row is None:
                 return None
-            tx.execute("UPDATE jobs SET state = 'running', updated_at = ? WHERE id = ?",
-                       [to_iso(self._clock()), row[0]])
+            tx.execute("UPDATE jobs SET state = 'running', owner = ?, heartbeat_at = ?, stage = 'starting', "
+                       "done = 0, total = 0, updated_at = ? WHERE id = ?",
+                       [self._owner, to_iso(now), to_iso(now), row[0]])
+        self._reported = time.monotonic()
         with self._wake:
             self._running = row[0]
         return row[0], row[1], json.loads(row[2])
@@ -208,15 +243,18 @@ class Jobs:
             if job_id in self._cancel or self._stop.is_set():
                 raise Cancelled
             self._live[job_id] = (stage, done, total)
+            if time.monotonic() - self._reported >= _REPORT_S and not self._report(job_id, stage, done, total):
+                raise Cancelled
 
         try:
             outcome = self._run(namespace, payload, progress)
         except Cancelled:
-            if job_id in self._cancel:
-                self._finish(job_id, "cancelled", error="cancelled before the document was stored")
-            else:  # the process is stopping: the next open runs the job again
+            if self._stop.is_set():  # the process is stopping: the job runs again, here or in another process
                 with self._store.transaction() as tx:
-                    tx.execute("UPDATE jobs SET state = 'queued' WHERE id = ? AND state = 'running'", [job_id])
+                    tx.execute("UPDATE jobs SET state = 'queued', owner = NULL WHERE id = ? AND state = 'running' "
+                               "AND owner = ?", [job_id, self._owner])
+            else:  # cancelled here or in its row (a job whose row is gone was forgotten: nothing to record)
+                self._finish(job_id, "cancelled", error="cancelled before the document was stored")
         except MemoryError_ as exc:
             self._finish(job_id, "failed", error=str(exc), kind=type(exc).__name__.rstrip("_"))
         except Exception as exc:  # a bug: the job fails, the worker goes on
@@ -232,15 +270,27 @@ class Jobs:
                 self._running = None
                 self._wake.notify_all()
 
+    def _report(self, job_id: str, stage: str, done: int, total: int) -> bool:
+        """Write the running job's progress and renew its lease; False when it is to stop (cancelled, forgotten
+        with its namespace, or taken over by another process after a lease that ran out)."""
+        self._reported = time.monotonic()
+        with self._store.transaction() as tx:
+            row = tx.execute(
+                "UPDATE jobs SET stage = ?, done = ?, total = ?, heartbeat_at = ? WHERE id = ? AND state = 'running' "
+                "AND owner = ? RETURNING cancel", [stage, done, total, to_iso(self._clock()), job_id, self._owner]
+            ).fetchone()
+        return row is not None and not row[0]
+
     def _finish(self, job_id: str, state: JobState, *, outcome: JobOutcome | None = None, error: str | None = None,
                 kind: str | None = None) -> None:
-        """Record how a job ended and drop its input (the text must not outlive the job)."""
+        """Record how a job ended and drop its input (the text must not outlive the job); only the job's owner
+        does (one that lost its lease to another process leaves the row to that one)."""
         stored = json.dumps(outcome.__dict__) if outcome else None
         with self._store.transaction() as tx:
             tx.execute(
-                "UPDATE jobs SET state = ?, payload = NULL, outcome = ?, error = ?, error_kind = ?, updated_at = ? "
-                "WHERE id = ? AND state IN ('queued', 'running')",
-                [state, stored, error, kind, to_iso(self._clock()), job_id],
+                "UPDATE jobs SET state = ?, payload = NULL, outcome = ?, error = ?, error_kind = ?, updated_at = ?, "
+                "cancel = 0 WHERE id = ? AND state IN ('queued', 'running') AND (owner = ? OR owner IS NULL)",
+                [state, stored, error, kind, to_iso(self._clock()), job_id, self._owner],
             )
             self._store.erase_later(tx)  # the payload's text is still in the WAL
 

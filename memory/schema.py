@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "are_tokens", "count_terms", "index_tokens"]
+__all__ = ["JOB_LEASE_COLUMNS", "MIGRATIONS", "SCHEMA_VERSION", "are_tokens", "count_terms", "index_tokens"]
 
 # chunks_fts's tokenizer (see _v1), run outside the store: FTS3's unicode61 folds exactly as FTS5's
 # (tests/memory/experience/test_lexical_namespaces.py), so a term is counted and looked up as the token the index
@@ -435,7 +435,24 @@ def _conversation_state(db: sqlite_utils.Database) -> None:
     )
 
 
-SCHEMA_VERSION = 11
+def _job_leases(db: sqlite_utils.Database) -> None:
+    """A running job's lease and progress in its row (memory.jobs): the process that runs it (`owner`), when it
+    last reported (`heartbeat_at`: a job whose owner stopped reporting is taken over), its stage and progress, and a
+    cancel asked of it (`cancel`), so any process sharing the store sees and stops it. Columns are checked first,
+    so the step may run again after a kill before its version was recorded."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(jobs)").fetchall()}
+    for name, kind in JOB_LEASE_COLUMNS:
+        if name not in columns:
+            db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
+
+
+# The columns _job_leases adds, on both backends (memory.database.postgres_schema adds the same).
+JOB_LEASE_COLUMNS = (("owner", "TEXT"), ("heartbeat_at", "TEXT"), ("stage", "TEXT"),
+                      ("done", "INTEGER NOT NULL DEFAULT 0"), ("total", "INTEGER NOT NULL DEFAULT 0"),
+                      ("cancel", "INTEGER NOT NULL DEFAULT 0"))
+
+
+SCHEMA_VERSION = 12
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (1, _v1), (2, _v2), (3, _v3), (4, _v4),
     (5, _turn_conversations),
@@ -445,4 +462,5 @@ MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (9, _fact_confidence),
     (10, _chunk_text_index),
     (11, _conversation_state),
+    (12, _job_leases),
 )

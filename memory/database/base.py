@@ -66,6 +66,9 @@ class Database(Protocol):
     def dialect(self) -> Dialect: ...
 
     where: str  # what an error or /healthz names: a file path, or the server without its password
+    # Whether one process uses the database at a time (the SQLite file, under the data folder's lock): then
+    # whatever another process left running was left by a stopped one.
+    exclusive: bool
 
     def connection(self) -> Connection:
         """This thread's connection (opened on first use)."""

@@ -155,6 +155,7 @@ class PostgresDatabase:
     """The store's records in the PostgreSQL database at `url`."""
 
     dialect = _DIALECT
+    exclusive = False  # any number of replicas
 
     def __init__(self, url: str, *, max_connections: int = 32, timeout_s: float = 30.0) -> None:
         from psycopg_pool import ConnectionPool

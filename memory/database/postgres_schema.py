@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from memory.schema import JOB_LEASE_COLUMNS
+
 if TYPE_CHECKING:
     from memory.database.postgres import PostgresConnection
 
@@ -248,5 +250,11 @@ def _v11(conn: PostgresConnection) -> None:
     conn.script(_V11)
 
 
-SCHEMA_VERSION = 11
-MIGRATIONS: tuple[tuple[int, Callable[[PostgresConnection], None]], ...] = ((11, _v11),)
+def _job_leases(conn: PostgresConnection) -> None:
+    """Version 12: a running job's lease and progress in its row (memory.schema._job_leases says why)."""
+    for name, kind in JOB_LEASE_COLUMNS:
+        conn.script(f"ALTER TABLE jobs ADD COLUMN IF NOT EXISTS {name} {kind.replace('TEXT', _T)}")
+
+
+SCHEMA_VERSION = 12
+MIGRATIONS: tuple[tuple[int, Callable[[PostgresConnection], None]], ...] = ((11, _v11), (12, _job_leases))

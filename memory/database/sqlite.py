@@ -85,6 +85,8 @@ class SqliteDatabase:
 
     dialect = _DIALECT
 
+    exclusive = True
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.where = str(path)

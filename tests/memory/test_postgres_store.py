@@ -4,18 +4,24 @@ replicas, each with its own data folder) read what the other wrote, in English a
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.chroma_server import ChromaServer
 from bench.postgres_cluster import PostgresCluster
 from memory import ConfigError, MemoryTurn, TextInput
+from memory.clock import to_iso, utc_now
 from memory.config import Config, load_config
 from memory.embedding import Embedder
+from memory.jobs import LEASE_S, Job
 from memory.service import Memory
 
 TEXTS = {
@@ -90,3 +96,57 @@ def test_a_one_shot_item_is_consumed_once_across_replicas(replicas: tuple[Memory
     for thread in threads:
         thread.join()
     assert sorted(taken, key=len) == [()] * 7 + [(key,)]
+
+
+def _wait(memory: Memory, namespace: str, job_id: str, done: Callable[[Job], bool], timeout_s: float = 120) -> Job:
+    deadline = time.monotonic() + timeout_s
+    while not done(job := memory.jobs.get(namespace, job_id)):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+    return job
+
+
+def _owner(memory: Memory, job_id: str) -> str | None:
+    row = memory.store.db.execute("SELECT owner FROM jobs WHERE id = ?", [job_id]).fetchone()
+    return None if row is None else row[0]
+
+
+LONG = "\n\n".join(f"## Part {i}\n\nThe loader's part {i} streams rows in batches. 加载器的第{i}部分按批读取行。"
+                   for i in range(2000))
+
+
+def test_a_job_runs_once_and_every_replica_sees_it_and_can_cancel_it(replicas: tuple[Memory, Memory]) -> None:
+    a, b = replicas
+    namespace = f"jobs-{uuid.uuid4().hex[:8]}"
+    short = a.submit_document(namespace, TextInput("A short note. 一条短笔记。", doc_id="short.md"))
+    finished = _wait(b, namespace, short.id, lambda j: j.state == "done")  # read on the other replica
+    assert finished.outcome is not None and finished.outcome.status == "created"
+    assert [j.id for j in a.jobs.of_namespace(namespace)] == [short.id]
+    job = a.submit_document(namespace, TextInput(LONG, doc_id="long.md"))
+    running = _wait(a, namespace, job.id, lambda j: j.state == "running" and j.total > 0)
+    runner = a if _owner(a, job.id) == a.jobs._owner else b
+    other = b if runner is a else a
+    seen = _wait(other, namespace, job.id, lambda j: j.total > 0)  # progress as the runner last reported it
+    assert seen.stage in ("chunking", "embedding") and running.total > 0
+    assert other.jobs.cancel(namespace, job.id).state == "cancelled"  # asked in the row, stopped by the runner
+    assert other.experience.list_documents(namespace) == [finished_doc(other, namespace)]
+
+
+def finished_doc(memory: Memory, namespace: str) -> Any:
+    return memory.experience.get_document(namespace, "short.md")
+
+
+def test_a_job_whose_replica_stopped_reporting_is_taken_over(replicas: tuple[Memory, Memory]) -> None:
+    a, b = replicas
+    namespace = f"lease-{uuid.uuid4().hex[:8]}"
+    stale = to_iso(utc_now() - timedelta(seconds=LEASE_S + 60))
+    payload = json.dumps(TextInput("Left running by a replica that died. 死去的副本留下的任务。", doc_id="left.md").payload())
+    with a.store.transaction() as tx:  # what a replica killed mid-job leaves: running, owned, silent
+        tx.execute("INSERT INTO jobs (id, namespace, state, payload, chars, created_at, updated_at, owner, "
+                   "heartbeat_at) VALUES ('j-left', ?, 'running', ?, 40, ?, ?, 'p-dead', ?)",
+                   [namespace, payload, stale, stale, stale])
+    poke = b.submit_document(namespace, TextInput("A new job wakes the worker. 新任务唤醒工作线程。", doc_id="new.md"))
+    taken = _wait(a, namespace, "j-left", lambda j: j.state == "done")
+    assert taken.outcome is not None and taken.outcome.doc_id == "left.md"
+    assert _wait(a, namespace, poke.id, lambda j: j.state == "done").outcome is not None
+    assert b.experience.get_document(namespace, "left.md").chunks == 1
