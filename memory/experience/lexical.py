@@ -62,11 +62,13 @@ def index(db: Connection, rows: Iterable[tuple[int, str, str]]) -> None:
 
 def remove(db: Connection, rowids: Sequence[int]) -> None:
     """Drop the index rows of these chunk rowids."""
-    found = _INDEXES[db.dialect.name]
     rows: list[tuple[int, str, str]] = []
-    for start in range(0, len(rowids), 500):
-        rows += found.rows(db, list(rowids[start:start + 500]))
-    found.delete(db, rowids)
+    for start in range(0, len(rowids), 500):  # each backend keeps a row's terms in `chunks_fts`
+        part = list(rowids[start:start + 500])
+        rows += db.execute(
+            f"SELECT rowid, ns, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(part))})", part
+        ).fetchall()
+    _INDEXES[db.dialect.name].delete(db, rowids)
     count_terms(db.executemany, rows, -1)
 
 
@@ -258,11 +260,6 @@ class _Fts5:
                        [(rowid, terms, ns) for rowid, ns, terms in marked])
 
     @staticmethod
-    def rows(db: Connection, rowids: Sequence[int]) -> list[tuple[int, str, str]]:
-        marks = ",".join("?" * len(rowids))
-        return list(db.execute(f"SELECT rowid, ns, terms FROM chunks_fts WHERE rowid IN ({marks})", rowids))
-
-    @staticmethod
     def delete(db: Connection, rowids: Sequence[int]) -> None:
         db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
 
@@ -296,11 +293,6 @@ class _Postings:
             tokens = index_tokens(terms)
             rows += [(ns, token, rowid, f, len(tokens)) for token, f in Counter(tokens).items()]
         db.executemany("INSERT INTO lexical_postings (ns, term, rowid, f, length) VALUES (?, ?, ?, ?, ?)", rows)
-
-    @staticmethod
-    def rows(db: Connection, rowids: Sequence[int]) -> list[tuple[int, str, str]]:
-        marks = ",".join("?" * len(rowids))
-        return list(db.execute(f"SELECT rowid, ns, terms FROM chunks_fts WHERE rowid IN ({marks})", rowids))
 
     @staticmethod
     def delete(db: Connection, rowids: Sequence[int]) -> None:
