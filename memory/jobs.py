@@ -41,6 +41,7 @@ _NICE = 10
 # A running job reports at most this often, and is taken over when it has not reported for LEASE_S.
 _REPORT_S = 2.0
 LEASE_S = 120.0
+_CANCEL_WAIT_S = 5 * _REPORT_S  # how long a cancel waits for another process's runner to stop
 
 
 @dataclass(frozen=True)
@@ -184,9 +185,10 @@ class Jobs:
             self._wake.wait_for(lambda: self._running not in ids)
 
     def _wait_elsewhere(self, job_id: str) -> None:
-        """Until the job is no longer running in any process (its owner stops at its next report), or its lease
-        ran out (its owner stopped: whoever takes it over reads the cancel first)."""
-        deadline = time.monotonic() + LEASE_S
+        """Until the job is no longer running in any process (its owner stops at its next report), at most
+        _CANCEL_WAIT_S: an owner that stopped never reports, and the worker that takes its job over cancels it
+        instead of running it (the cancel stays asked in the row)."""
+        deadline = time.monotonic() + _CANCEL_WAIT_S
         while time.monotonic() < deadline:
             row = self._store.db.execute("SELECT state FROM jobs WHERE id = ?", [job_id]).fetchone()
             if row is None or row[0] != "running":
@@ -196,7 +198,7 @@ class Jobs:
     def _job(self, row: Any) -> Job:
         job_id, namespace, state, chars, outcome, error, kind, created, updated, stage, done, total = row
         idle = {"queued": "queued", "running": "starting"}.get(state, "finished")
-        # This process's own job as it is now; another's as it last reported
+        # This process's own job as it is now; another's as it last reported.
         stage, done, total = self._live.get(job_id, (stage or idle, done, total) if state == "running"
                                             else (idle, 0, 0))
         found = JobOutcome(**json.loads(outcome)) if outcome else None
@@ -224,12 +226,19 @@ class Jobs:
         now = self._clock()
         stale = to_iso(now - timedelta(seconds=LEASE_S))
         with self._store.transaction() as tx:  # the writer lock: one process claims it
-            row = tx.execute(
-                "SELECT id, namespace, payload FROM jobs WHERE state = 'queued' OR (state = 'running' AND "
-                "(heartbeat_at IS NULL OR heartbeat_at < ?)) ORDER BY created_at, id LIMIT 1", [stale]
-            ).fetchone()
-            if row is None:
-                return None
+            while True:
+                row = tx.execute(
+                    "SELECT id, namespace, payload, cancel FROM jobs WHERE state = 'queued' OR (state = 'running' "
+                    "AND (heartbeat_at IS NULL OR heartbeat_at < ?)) ORDER BY created_at, id LIMIT 1", [stale]
+                ).fetchone()
+                if row is None:
+                    return None
+                if not row[3]:
+                    break
+                # A cancel asked of a job whose owner stopped before it read it: cancelled now, never run.
+                tx.execute("UPDATE jobs SET state = 'cancelled', payload = NULL, cancel = 0, error = ?, updated_at = ? "
+                           "WHERE id = ?", ["cancelled before the document was stored", to_iso(now), row[0]])
+                self._store.erase_later(tx)
             tx.execute("UPDATE jobs SET state = 'running', owner = ?, heartbeat_at = ?, stage = 'starting', "
                        "done = 0, total = 0, updated_at = ? WHERE id = ?",
                        [self._owner, to_iso(now), to_iso(now), row[0]])

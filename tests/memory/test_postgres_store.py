@@ -145,8 +145,15 @@ def test_a_job_whose_replica_stopped_reporting_is_taken_over(replicas: tuple[Mem
         tx.execute("INSERT INTO jobs (id, namespace, state, payload, chars, created_at, updated_at, owner, "
                    "heartbeat_at) VALUES ('j-left', ?, 'running', ?, 40, ?, ?, 'p-dead', ?)",
                    [namespace, payload, stale, stale, stale])
+        # ...and one a user cancelled after it died, which is then never run
+        tx.execute("INSERT INTO jobs (id, namespace, state, payload, chars, created_at, updated_at, owner, "
+                   "heartbeat_at, cancel) VALUES ('j-gone', ?, 'running', ?, 40, ?, ?, 'p-dead', ?, 1)",
+                   [namespace, payload.replace("left.md", "gone.md"), stale, stale, stale])
     poke = b.submit_document(namespace, TextInput("A new job wakes the worker. 新任务唤醒工作线程。", doc_id="new.md"))
     taken = _wait(a, namespace, "j-left", lambda j: j.state == "done")
     assert taken.outcome is not None and taken.outcome.doc_id == "left.md"
     assert _wait(a, namespace, poke.id, lambda j: j.state == "done").outcome is not None
     assert b.experience.get_document(namespace, "left.md").chunks == 1
+    gone = _wait(b, namespace, "j-gone", lambda j: j.state != "running")
+    assert gone.state == "cancelled" and gone.outcome is None
+    assert [d.doc_id for d in a.experience.list_documents(namespace)] == sorted(["left.md", "new.md"])
