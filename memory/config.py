@@ -81,7 +81,9 @@ class StoreConfig:
     of service replicas share (a postgresql:// URL; then Chroma must be a server, [chroma] host)."""
 
     url: str = ""
-    pool_size: int = positive(32)  # connections a process may hold to PostgreSQL (one per thread that uses the store)
+    # Connections a process holds to PostgreSQL: one per thread that has used the store, kept until it closes, so
+    # at least the request threads (40) and the service's own few (jobs, erasing, re-mixing).
+    pool_size: int = positive(48)
 
 
 @dataclass(frozen=True)

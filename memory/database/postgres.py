@@ -157,7 +157,7 @@ class PostgresDatabase:
     dialect = _DIALECT
     exclusive = False  # any number of replicas
 
-    def __init__(self, url: str, *, max_connections: int = 32, timeout_s: float = 30.0) -> None:
+    def __init__(self, url: str, *, max_connections: int = 48, timeout_s: float = 30.0) -> None:
         from psycopg_pool import ConnectionPool
 
         self.url = url
