@@ -74,12 +74,16 @@ class Store:
         self.write_lock = threading.RLock()  # one writer at a time inside the process; readers go on
         # A collection dropped while another thread holds its handle must not break that thread (see LiveCollection).
         self._live = LiveCollections(self._chroma_collection, lambda name: self.chroma.delete_collection(name))
-        with self.write_lock:
-            self.database.migrate()
-        db = self.db
-        self._check_identity(db)
-        self._check_bullet_format(db)
-        row = db.execute("SELECT value FROM meta WHERE key = 'vector_generation'").fetchone()
+        try:
+            with self.write_lock:
+                self.database.migrate()
+            db = self.db
+            self._check_identity(db)
+            self._check_bullet_format(db)
+            row = db.execute("SELECT value FROM meta WHERE key = 'vector_generation'").fetchone()
+        except BaseException:  # a store that cannot be opened keeps no connection (nor a pool's threads) behind
+            self.database.close()
+            raise
         self.generation = int(row[0]) if row else 0
         # Chroma opens on first use: a command that reads SQLite only (memory stats, facts, pin) never pays for
         # it, and a service opens it at start (Memory), so an unreachable server stops it there.
@@ -122,7 +126,8 @@ class Store:
                      for k, v in wanted.items() if stored.get(k) != v]
         if differing:
             raise StoreMismatchError(
-                f"the store in {self.root} was built with another model or tokenizer: {'; '.join(differing)}. "
+                f"the store in {self.database.where if self.config.store.url else self.root} was built with another "
+                f"model or tokenizer: {'; '.join(differing)}. "
                 "Mixing them would corrupt search; use the store's settings, another --data folder, "
                 "or re-embed the store with `memory reembed --backend NAME [--model NAME]`"
             )

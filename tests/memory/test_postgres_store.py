@@ -157,3 +157,13 @@ def test_a_job_whose_replica_stopped_reporting_is_taken_over(replicas: tuple[Mem
     gone = _wait(b, namespace, "j-gone", lambda j: j.state != "running")
     assert gone.state == "cancelled" and gone.outcome is None
     assert [d.doc_id for d in a.experience.list_documents(namespace)] == sorted(["left.md", "new.md"])
+
+
+def test_a_postgres_store_of_another_model_is_refused_naming_the_database(shared: Config) -> None:
+    from memory.embedding import EmbedderIdentity
+    from memory.errors import StoreMismatchError
+    from memory.store import open_store
+
+    open_store(shared, EmbedderIdentity("onnx-int8", "all-MiniLM-L6-v2", 384)).close()
+    with pytest.raises(StoreMismatchError, match=r"the store in postgresql://memory@127\.0\.0\.1:\d+/r\w+ was built"):
+        open_store(shared, EmbedderIdentity("sentence-transformers", "another-model", 768))
