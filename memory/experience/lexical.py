@@ -179,19 +179,18 @@ _F8 = "DOUBLE PRECISION"
 # PostgreSQL's in one statement whatever the number of terms (so it is prepared once): the terms and their
 # weights bound as arrays, each term's postings one index range of (ns, term), each part in float8 and truncated
 # toward zero as SQLite's CAST, so each part is the same integer to the bit on both backends.
+# Bound: base, slope, the tokens, their weights, the namespace token.
 _POSTGRES_SCORED = (
-    f"SELECT p.rowid AS doc, CAST(sum(CAST(trunc(w.weight * p.f / (p.f + CAST(:base AS {_F8}) + CAST(:slope AS "
+    f"SELECT p.rowid AS doc, CAST(sum(CAST(trunc(w.weight * p.f / (p.f + CAST(? AS {_F8}) + CAST(? AS "
     f"{_F8}) * p.length) * CAST({_QUANTUM!r} AS {_F8})) AS BIGINT)) AS {_F8}) / {_QUANTUM!r} AS score "
-    f"FROM unnest(CAST(:tokens AS TEXT[]), CAST(:weights AS {_F8}[])) AS w(term, weight) "
-    "JOIN lexical_postings p ON p.ns = :ns AND p.term = w.term GROUP BY p.rowid")
+    f"FROM unnest(CAST(? AS TEXT[]), CAST(? AS {_F8}[])) AS w(term, weight) "
+    "JOIN lexical_postings p ON p.ns = ? AND p.term = w.term GROUP BY p.rowid")
 
 
 def _from_postings(
-    db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None
+    db: Connection, scored: str, params: Sequence[object], k: int, filters: SearchFilters | None
 ) -> list[RetrieverHit]:
-    params: list[object] = [p for token, weight in score.terms for p in (weight, score.base, score.slope, token, ns)]
-    scored = (f"SELECT doc, sum(part) / {_QUANTUM!r} AS score "
-              f"FROM ({' UNION ALL '.join([_FTS5_PART] * len(score.terms))}) GROUP BY doc")
+    """The k best rows of a scoring statement (`scored`: doc, score; its `params`), joined to their chunks."""
     if filters is None or filters.empty:
         # Rank first and join only the k winners (joining every candidate first joins rows never returned).
         sql = (f"SELECT c.id, s.score FROM ({scored} ORDER BY score DESC, doc LIMIT ?) s "
@@ -277,7 +276,10 @@ class _Fts5:
         # The largest rowid is at least the number of index rows (a bound found without counting them).
         index_rows = db.execute("SELECT max(rowid) FROM lexical_rows").fetchone()[0] or 0
         if rows >= POSTINGS_SHARE * index_rows:
-            return _from_postings(db, ns, score, k, filters)
+            params = [p for token, weight in score.terms for p in (weight, score.base, score.slope, token, ns)]
+            scored = (f"SELECT doc, sum(part) / {_QUANTUM!r} AS score "
+                      f"FROM ({' UNION ALL '.join([_FTS5_PART] * len(score.terms))}) GROUP BY doc")
+            return _from_postings(db, scored, params, k, filters)
         return _from_rows(db, ns, score, k, filters)
 
 
@@ -306,21 +308,9 @@ class _Postings:
     @staticmethod
     def search(db: Connection, ns: str, score: _Score, k: int, filters: SearchFilters | None,
                rows: int) -> list[RetrieverHit]:
-        params: dict[str, object] = {"base": score.base, "slope": score.slope, "ns": ns,
-                                     "tokens": [token for token, _ in score.terms],
-                                     "weights": [weight for _, weight in score.terms]}
-        if filters is None or filters.empty:
-            return _hits(db.execute(
-                f"SELECT c.id, s.score FROM ({_POSTGRES_SCORED} ORDER BY score DESC, doc LIMIT :k) s "
-                "JOIN chunks c ON c.rowid = s.doc ORDER BY s.score DESC, c.id", {**params, "k": k}).fetchall())
-        where, extra = filter_sql(filters, db.dialect)
-        named = {f"f{i}": value for i, value in enumerate(extra)}
-        for name in named:  # the filter's ? placeholders, named as the rest of the statement's
-            where = where.replace("?", f":{name}", 1)
-        return _hits(db.execute(
-            f"SELECT c.id, s.score FROM ({_POSTGRES_SCORED}) s JOIN chunks c ON c.rowid = s.doc "
-            "JOIN documents d ON d.namespace = c.namespace AND d.doc_id = c.doc_id "
-            f"WHERE {where} ORDER BY s.score DESC, c.id LIMIT :k", {**params, **named, "k": k}).fetchall())
+        params = [score.base, score.slope, [token for token, _ in score.terms],
+                  [weight for _, weight in score.terms], ns]
+        return _from_postings(db, _POSTGRES_SCORED, params, k, filters)
 
 
 # The lexical index of each backend (memory.database), by its dialect's name.
