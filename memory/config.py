@@ -272,10 +272,24 @@ METADATA_DEPTH_CEILING = 100
 
 @dataclass(frozen=True)
 class JobsConfig:
-    """Ingest jobs: documents this long are written in the background (202 and a job id) instead of in the call."""
+    """Ingest jobs: documents this long are written in the background (202 and a job id) instead of in the call;
+    a running job whose process stopped reporting for lease_s seconds is taken over by another replica's worker."""
+
+    # A running job reports every few seconds (memory.jobs): a lease close to that would hand a job whose process
+    # is alive, only slow to report once, to a second runner. tests/memory/test_config.py ties the two.
+    MIN_LEASE_S: typing.ClassVar[int] = 10
 
     background_chars: int = positive(500_000)
     keep_finished_s: int = positive(86400)
+    lease_s: int = 120
+
+    def __post_init__(self) -> None:
+        if self.lease_s < self.MIN_LEASE_S:
+            raise ConfigError(
+                f"jobs.lease_s must be at least {self.MIN_LEASE_S} seconds, got {self.lease_s!r}: a running job "
+                "reports every few seconds, and a lease that short would hand a job whose replica is alive but slow "
+                f"to a second runner; set {self.MIN_LEASE_S} or more (the default is 120)"
+            )
 
 
 @dataclass(frozen=True)

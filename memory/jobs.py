@@ -7,8 +7,8 @@ order they came, at a lower scheduling priority than the threads that answer rec
 A running job holds a lease in its row: the process that claimed it (`owner`) reports its progress there every
 few seconds (`heartbeat_at`), and reads there whether it was cancelled or its namespace forgotten, so every
 process sharing the store (PostgreSQL replicas) sees the same job and can stop it. A job whose owner stopped
-reporting for LEASE_S is taken over by the next worker that looks; on a store one process holds (the SQLite
-file), what was running when that process opened was left by a stopped one and runs again at once.
+reporting for `jobs.lease_s` is taken over by the next worker that looks; on a store one process holds (the
+SQLite file), what was running when that process opened was left by a stopped one and runs again at once.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from memory.clock import Clock, to_iso
+from memory.config import JobsConfig
 from memory.errors import MemoryError_, NotFoundError, ValidationError
 from memory.store import Store
 
-__all__ = ["LEASE_S", "Job", "JobOutcome", "JobRunner", "JobState", "Jobs"]
+__all__ = ["Job", "JobOutcome", "JobRunner", "JobState", "Jobs"]
 
 _COLUMNS = "id, namespace, state, chars, outcome, error, error_kind, created_at, updated_at, stage, done, total"
 
@@ -38,9 +39,11 @@ _log = logging.getLogger(__name__)
 
 # How far below the request threads the worker runs (Linux nice is per thread; raising it needs no privilege).
 _NICE = 10
-# A running job reports at most this often, and is taken over when it has not reported for LEASE_S.
+# A running job reports at most this often (jobs.lease_s, which must be well above it, says when it is taken over).
 _REPORT_S = 2.0
-LEASE_S = 120.0
+# An idle worker looks for work this often (and purges finished jobs); a store other processes share is looked at
+# twice a lease too, so a job whose replica died moves on within one and a half leases.
+_IDLE_S = 60.0
 _CANCEL_WAIT_S = 5 * _REPORT_S  # how long a cancel waits for another process's runner to stop
 
 
@@ -82,18 +85,21 @@ JobRunner = Callable[[str, Mapping[str, Any], Callable[[str, int, int], None]], 
 class Jobs:
     """The job queue of one store and its worker thread."""
 
-    def __init__(self, store: Store, clock: Clock, run: JobRunner, keep_finished_s: int) -> None:
+    def __init__(self, store: Store, clock: Clock, run: JobRunner, settings: JobsConfig) -> None:
         self._store = store
         self._clock = clock
         self._run = run
-        self._keep = timedelta(seconds=keep_finished_s)
+        self._keep = timedelta(seconds=settings.keep_finished_s)
+        self._lease = timedelta(seconds=settings.lease_s)
+        self._idle_s = _IDLE_S if store.database.exclusive else min(_IDLE_S, settings.lease_s / 2)
         self._wake = threading.Condition()
         self._stop = threading.Event()
         self._live: dict[str, tuple[str, int, int]] = {}  # progress of the running job, not worth a write
         self._cancel: set[str] = set()
         self._running: str | None = None  # the job the worker is on (read under _wake)
         self._poked = False  # a job was submitted since the worker last looked
-        self._owner = "p-" + uuid.uuid4().hex[:16]  # this process, in the rows of the jobs it runs
+        # This Jobs in the rows of the jobs it runs; the process id lets an operator tell which replica holds one.
+        self._owner = f"p{os.getpid()}-{uuid.uuid4().hex[:16]}"
         self._reported = 0.0  # time.monotonic() of the running job's last report
         if store.database.exclusive:  # what was running was left by a stopped process: it starts again at once
             with store.transaction() as tx:
@@ -216,7 +222,7 @@ class Jobs:
             if claimed is None:
                 self._purge()
                 with self._wake:  # a predicate, not a bare wait: a submit or close just before must not be lost
-                    self._wake.wait_for(lambda: self._poked or self._stop.is_set(), timeout=60)
+                    self._wake.wait_for(lambda: self._poked or self._stop.is_set(), timeout=self._idle_s)
                     self._poked = False
                 continue
             self._execute(*claimed)
@@ -224,7 +230,7 @@ class Jobs:
     def _claim(self) -> tuple[str, str, Mapping[str, Any]] | None:
         """The oldest queued job, or a running one whose owner stopped reporting, now this process's."""
         now = self._clock()
-        stale = to_iso(now - timedelta(seconds=LEASE_S))
+        stale = to_iso(now - self._lease)
         with self._store.transaction() as tx:  # the writer lock: one process claims it
             while True:
                 row = tx.execute(

@@ -144,7 +144,7 @@ class Memory:
         if warm:  # jieba's dictionary loads here, not during the first Chinese request
             prepare_text()
         self._recaller = Recaller(self.facts, self.tasks, self.experience, self.counter, config, clock)
-        self.jobs = Jobs(self.store, clock, self._run_job, config.jobs.keep_finished_s)
+        self.jobs = Jobs(self.store, clock, self._run_job, config.jobs)
         self._tool_vectors = ToolVectors(self.embedder, self.caches, queries=queries)
         # Context assembly is set up on first use: it prices its own messages, which reads the tokenizer, and a
         # one-shot command that assembles no turn should not pay for that.

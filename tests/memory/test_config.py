@@ -67,6 +67,7 @@ def test_environment_overrides_the_file(tmp_path: Path) -> None:
         ('[retrieval]\ndense_floor = "high"\n', {}, 'retrieval.dense_floor must be a number or "auto"'),
         ("", {"MEMORY_RETRIEVAL_DENSE_CEILING": "1.5"}, "retrieval.dense_ceiling"),
         ("[retrieval]\ndense_floor = 0.9\ndense_ceiling = 0.8\n", {}, "dense_floor must be below"),
+        ("[jobs]\nlease_s = 5\n", {}, "jobs.lease_s must be at least 10 seconds, got 5"),
     ],
 )
 def test_bad_settings_stop_with_a_message_naming_the_key(tmp_path: Path, toml: str, env: dict[str, str],
@@ -143,6 +144,15 @@ def test_the_choices_a_setting_takes_are_those_of_the_code_that_reads_it() -> No
 
     assert set(choices(EmbeddingConfig, "backend")) == {AUTO, *BACKENDS}
     assert set(choices(ContextConfig, "allocation")) == set(PRESETS)
+
+
+def test_the_shortest_lease_a_job_may_have_spans_several_of_its_reports() -> None:
+    """A running job renews its lease at each report (memory.jobs): one late report must not lose it."""
+    from memory.config import JobsConfig
+    from memory.jobs import _REPORT_S
+
+    assert JobsConfig.MIN_LEASE_S >= 4 * _REPORT_S
+    assert load_config(env={"MEMORY_JOBS_LEASE_S": str(JobsConfig.MIN_LEASE_S)}).jobs.lease_s == JobsConfig.MIN_LEASE_S
 
 
 @pytest.mark.parametrize(("setting", "value", "says"), [

@@ -21,7 +21,7 @@ from memory import ConfigError, MemoryTurn, TextInput
 from memory.clock import to_iso, utc_now
 from memory.config import Config, load_config
 from memory.embedding import Embedder
-from memory.jobs import LEASE_S, Job
+from memory.jobs import Job
 from memory.service import Memory
 
 TEXTS = {
@@ -139,7 +139,7 @@ def finished_doc(memory: Memory, namespace: str) -> Any:
 def test_a_job_whose_replica_stopped_reporting_is_taken_over(replicas: tuple[Memory, Memory]) -> None:
     a, b = replicas
     namespace = f"lease-{uuid.uuid4().hex[:8]}"
-    stale = to_iso(utc_now() - timedelta(seconds=LEASE_S + 60))
+    stale = to_iso(utc_now() - timedelta(seconds=a.config.jobs.lease_s + 60))
     payload = json.dumps(TextInput("Left running by a replica that died. 死去的副本留下的任务。", doc_id="left.md").payload())
     with a.store.transaction() as tx:  # what a replica killed mid-job leaves: running, owned, silent
         tx.execute("INSERT INTO jobs (id, namespace, state, payload, chars, created_at, updated_at, owner, "
