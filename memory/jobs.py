@@ -6,9 +6,11 @@ order they came, at a lower scheduling priority than the threads that answer rec
 
 A running job holds a lease in its row: the process that claimed it (`owner`) reports its progress there every
 few seconds (`heartbeat_at`), and reads there whether it was cancelled or its namespace forgotten, so every
-process sharing the store (PostgreSQL replicas) sees the same job and can stop it. A job whose owner stopped
-reporting for `jobs.lease_s` is taken over by the next worker that looks; on a store one process holds (the
-SQLite file), what was running when that process opened was left by a stopped one and runs again at once.
+process sharing the store (PostgreSQL replicas) sees the same job and can stop it. The document's write asks the
+row once more inside its own transaction, so a job stopped after its last report stores nothing either. A job
+whose owner stopped reporting for `jobs.lease_s` is taken over by the next worker that looks; on a store one
+process holds (the SQLite file), what was running when that process opened was left by a stopped one and runs
+again at once.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, Literal
 
 from memory.clock import Clock, to_iso
 from memory.config import JobsConfig
+from memory.database import Connection
 from memory.errors import MemoryError_, NotFoundError, ValidationError
 from memory.store import Store
 
@@ -75,11 +78,15 @@ class Job:
 
 
 class Cancelled(Exception):
-    """Raised by the progress callback of a job that was cancelled or whose namespace was forgotten."""
+    """Raised by a job's progress callback or write check when it is to stop: cancelled, forgotten with its
+    namespace, or taken over by another process."""
 
 
-# (namespace, the payload given to submit, progress(stage, done, total)) -> what was stored
-JobRunner = Callable[[str, Mapping[str, Any], Callable[[str, int, int], None]], JobOutcome]
+# (namespace, the payload given to submit, progress(stage, done, total), check) -> what was stored. The runner has
+# its document write call check(tx) inside the write's own transaction, before it commits: it raises Cancelled
+# when the job may no longer store anything, and the write rolls back.
+JobRunner = Callable[[str, Mapping[str, Any], Callable[[str, int, int], None], Callable[[Connection], None]],
+                     JobOutcome]
 
 
 class Jobs:
@@ -145,9 +152,10 @@ class Jobs:
         return [self._job(r) for r in rows]
 
     def cancel(self, namespace: str, job_id: str) -> Job:
-        """Stop a queued or running job; a job past its last batch finishes (`done`), one stopped stores nothing.
+        """Stop a queued or running job; one stopped stores nothing, one whose document was already committed
+        finishes (`done`).
 
-        A job running in another process is asked in its row and stops at its next report."""
+        A job running in another process is asked in its row and stops at its next report, or at its write."""
         self.get(namespace, job_id)
         with self._store.transaction() as tx:
             queued = tx.execute(
@@ -261,8 +269,14 @@ class Jobs:
             if time.monotonic() - self._reported >= _REPORT_S and not self._report(job_id, stage, done, total):
                 raise Cancelled
 
+        def check(tx: Connection) -> None:
+            # The last report may be seconds old: a cancel, a delete of the namespace or a takeover since then
+            # must find nothing of the document committed after it.
+            if not self._renew(tx, job_id, *self._live.get(job_id, ("starting", 0, 0))):
+                raise Cancelled
+
         try:
-            outcome = self._run(namespace, payload, progress)
+            outcome = self._run(namespace, payload, progress, check)
         except Cancelled:
             if self._stop.is_set():  # the process is stopping: the job runs again, here or in another process
                 with self._store.transaction() as tx:
@@ -286,14 +300,19 @@ class Jobs:
                 self._wake.notify_all()
 
     def _report(self, job_id: str, stage: str, done: int, total: int) -> bool:
-        """Write the running job's progress and renew its lease; False when it is to stop (cancelled, forgotten
-        with its namespace, or taken over by another process after a lease that ran out)."""
+        """Write the running job's progress and renew its lease in a transaction of its own (see _renew)."""
         self._reported = time.monotonic()
         with self._store.transaction() as tx:
-            row = tx.execute(
-                "UPDATE jobs SET stage = ?, done = ?, total = ?, heartbeat_at = ? WHERE id = ? AND state = 'running' "
-                "AND owner = ? RETURNING cancel", [stage, done, total, to_iso(self._clock()), job_id, self._owner]
-            ).fetchone()
+            return self._renew(tx, job_id, stage, done, total)
+
+    def _renew(self, tx: Connection, job_id: str, stage: str, done: int, total: int) -> bool:
+        """Inside `tx`: write the running job's progress and renew its lease; False when it is to stop (cancelled,
+        forgotten with its namespace, or taken over by another process after a lease that ran out). The one
+        decision whether a job goes on, at each report and in its document's write."""
+        row = tx.execute(
+            "UPDATE jobs SET stage = ?, done = ?, total = ?, heartbeat_at = ? WHERE id = ? AND state = 'running' "
+            "AND owner = ? RETURNING cancel", [stage, done, total, to_iso(self._clock()), job_id, self._owner]
+        ).fetchone()
         return row is not None and not row[0]
 
     def _finish(self, job_id: str, state: JobState, *, outcome: JobOutcome | None = None, error: str | None = None,

@@ -16,7 +16,7 @@ from memory.embedding import Embedder, load_embedder, resolved
 from memory.embedding.queries import QueryVectors
 from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn, TextInput
-from memory.experience.writer import IngestProgress
+from memory.experience.writer import IngestProgress, WriteGuard
 from memory.facts.assisted import fitting_detector
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules, rules_on_first_use
@@ -188,8 +188,11 @@ class Memory:
         checked = self.experience.check_text(namespace, _document(document))
         return self.jobs.submit(namespace, checked.payload(), len(checked.text))
 
-    def _run_job(self, namespace: str, payload: Mapping[str, Any], progress: Any) -> JobOutcome:
-        result = self.add_document(namespace, TextInput.from_payload(payload), progress=progress)
+    def _run_job(self, namespace: str, payload: Mapping[str, Any], progress: IngestProgress,
+                 check: WriteGuard) -> JobOutcome:
+        """A job's document, written as add_document writes it; `check` decides inside the write's transaction
+        whether the job may still store it (memory.jobs)."""
+        result = self.experience.add_text(namespace, TextInput.from_payload(payload), progress=progress, guard=check)
         return JobOutcome(result.doc_id, result.chunks, result.status)
 
     def remember(self, namespace: str, turns: Sequence[MemoryTurn]) -> tuple[list[DocumentResult], int]:

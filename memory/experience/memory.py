@@ -35,7 +35,14 @@ from memory.experience.model import (
 from memory.experience.repair import RepairReport, repair
 from memory.experience.search import Search
 from memory.experience.turn_vectors import TurnContext
-from memory.experience.writer import DocumentInput, DocumentWriter, Encoder, IngestProgress, SentenceEncoder
+from memory.experience.writer import (
+    DocumentInput,
+    DocumentWriter,
+    Encoder,
+    IngestProgress,
+    SentenceEncoder,
+    WriteGuard,
+)
 from memory.limits import check_count, check_length
 from memory.namespaces import check_namespace
 from memory.snippet import Snippet
@@ -156,22 +163,24 @@ class ExperienceMemory:
             project=project, tags=checks.check_tags(tags), speaker=speaker,
         )
 
-    def add_text(self, namespace: str, item: TextInput, *, progress: IngestProgress | None = None) -> DocumentResult:
+    def add_text(self, namespace: str, item: TextInput, *, progress: IngestProgress | None = None,
+                 guard: WriteGuard | None = None) -> DocumentResult:
         """Chunk and store one document's text; one unchanged in text and fields is recognised before any model call.
 
         An explicit `doc_id` names the document: the same id again updates it (or answers unchanged). Without
         one the id is `derived_id` (the name a file goes by, from ingest.identity) or else derived from `source`
         (or from the text when there is no source), and nothing existing is overwritten: the same content under
         that id, or under any id of the namespace, answers unchanged with that id; other content under that id
-        raises ConflictError. NUL characters are dropped from the text (ids and names refuse them).
+        raises ConflictError. NUL characters are dropped from the text (ids and names refuse them). `guard` may
+        stop the write inside its transaction (memory.experience.writer.WriteGuard: an ingest job's).
         """
-        outcome = self.add_texts(namespace, [item], progress=progress)[0]
+        outcome = self.add_texts(namespace, [item], progress=progress, guard=guard)[0]
         if isinstance(outcome, MemoryError_):
             raise outcome
         return outcome
 
-    def add_texts(self, namespace: str, texts: Sequence[TextInput], *,
-                  progress: IngestProgress | None = None) -> list[DocumentResult | MemoryError_]:
+    def add_texts(self, namespace: str, texts: Sequence[TextInput], *, progress: IngestProgress | None = None,
+                  guard: WriteGuard | None = None) -> list[DocumentResult | MemoryError_]:
         """add_text for many documents at once: for each, the result add_text returns or the error it raises.
 
         The model sees them together: one call embeds the sentences of all of them (chunking's topic shifts) and
@@ -210,7 +219,7 @@ class ExperienceMemory:
             known = encoder.take(indexed_text(c.text, c.heading) for d in docs.values() for c in d.chunks)
             try:
                 written: list[DocumentResult | MemoryError_] = list(
-                    self._writer.write(namespace, list(docs.values()), progress, known))
+                    self._writer.write(namespace, list(docs.values()), progress, known, guard=guard))
             except MemoryError_ as exc:
                 written = [exc] * len(docs)
             for doc_id, outcome in zip(docs, written, strict=True):

@@ -1,8 +1,9 @@
 """Atomic document writes over SQLite (record of truth) and Chroma (vectors).
 
 A content change is written in this order: embed (outside every lock; a text the namespace holds already keeps
-its vector); in one SQLite transaction swap document row + chunks + FTS rows, then add the new version's vectors
-under new chunk ids and commit; delete the old version's vectors; re-mix the vectors of conversation turns whose
+its vector); in one SQLite transaction swap document row + chunks + FTS rows, ask the caller's guard whether the
+write may still commit (an ingest job's: memory.jobs), then add the new version's vectors under new chunk ids and
+commit; delete the old version's vectors; re-mix the vectors of conversation turns whose
 neighbours changed (memory.experience.turn_vectors). A failure or a kill at any point leaves SQLite on the old or the
 new version, whole; the only possible debris is vectors SQLite does not know, which memory.experience.repair
 removes (it also finishes a re-mix a kill cut short).
@@ -38,13 +39,16 @@ from memory.experience.turn_vectors import TurnContext
 from memory.store import Store
 from memory.tokens import TokenCounter
 
-__all__ = ["DocumentInput", "DocumentWriter", "Encoder", "IngestProgress", "SentenceEncoder", "chunk_id"]
+__all__ = ["DocumentInput", "DocumentWriter", "Encoder", "IngestProgress", "SentenceEncoder", "WriteGuard", "chunk_id"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 # (stage, done, total) of a document write: "chunking" counts the sentences embedded to find topic shifts,
 # "embedding" the chunks; an exception it raises stops the write before anything is stored.
 IngestProgress = Callable[[str, int, int], None]
+# Called inside a write's transaction once its rows are in and before its vectors are: an exception it raises rolls
+# the write back and leaves nothing a reader sees (an ingest job's check that it may still store: memory.jobs).
+WriteGuard = Callable[[Connection], None]
 _log = logging.getLogger(__name__)
 
 
@@ -141,9 +145,11 @@ class DocumentWriter:
         self.vectors = vectors
 
     def write(self, namespace: str, docs: Sequence[DocumentInput], progress: IngestProgress | None = None,
-              known: Mapping[str, np.ndarray] | None = None) -> list[DocumentResult]:
+              known: Mapping[str, np.ndarray] | None = None, *, guard: WriteGuard | None = None,
+              ) -> list[DocumentResult]:
         """Store documents; unchanged ones cost one read, the rest are embedded in one call and swapped in, in one
-        transaction (all of them or none). `known` maps texts to vectors already computed (chunking's sentences)."""
+        transaction (all of them or none). `known` maps texts to vectors already computed (chunking's sentences);
+        `guard` may stop the write inside that transaction (WriteGuard)."""
         now = to_iso(self._clock())
         latest = {doc.doc_id: doc for doc in docs}  # the same id twice in one batch: the last one wins
         plans = [self._plan(self._store.db, namespace, doc, now) for doc in latest.values()]
@@ -157,7 +163,7 @@ class DocumentWriter:
                 plan.vectors = {c.text_hash: known[c.indexed] for c in plan.chunks if c.indexed in known}
         self._embed(namespace, changed, progress)
         with self._store.write_lock:
-            self._swap(namespace, [p for p in plans if p.status in ("content", "metadata")])
+            self._swap(namespace, [p for p in plans if p.status in ("content", "metadata")], guard)
         results = {
             p.doc.doc_id: DocumentResult(p.doc.doc_id, len(p.chunks), "unchanged" if p.status == "unchanged"
                                          else "created" if p.is_new else "updated")
@@ -260,7 +266,7 @@ class DocumentWriter:
                 have[asked[cid]] = fetched[cid]
         return have
 
-    def _swap(self, namespace: str, plans: Sequence[_Plan]) -> None:
+    def _swap(self, namespace: str, plans: Sequence[_Plan], guard: WriteGuard | None = None) -> None:
         """Under the write lock: new vectors in, one transaction swaps SQLite, old vectors out."""
         if not plans:
             return
@@ -311,6 +317,8 @@ class DocumentWriter:
                 stored = [r for r in remixes if r.chunk_id not in fresh]  # rewritten after the commit
                 turn_vectors.record(tx, generation, first)
                 mixed = {r.chunk_id: r.vector for r in first}
+                if guard is not None:  # last before the vectors: Chroma is not asked to add what is rolled back
+                    guard(tx)
                 if new_ids:
                     # Still inside the transaction: SQLite commits only once the vectors are in.
                     self.vectors.add(namespace, new_ids, np.stack([mixed.get(cid, vector) for cid, vector

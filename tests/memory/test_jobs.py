@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory import TextInput
-from memory.config import Config
-from memory.embedding import Embedder
+from memory.config import Config, EmbeddingConfig
+from memory.embedding import Embedder, Progress
+from memory.embedding.onnx_minilm import OnnxEmbedder
+from memory.experience.lexical import namespace_token
 from memory.jobs import Job
 from memory.service import Memory
 
@@ -174,3 +179,98 @@ def test_a_jobs_payload_is_the_document_it_was_given(text: str) -> None:
     payload = document.payload()
     assert json.loads(json.dumps(payload)) == payload  # stored as JSON
     assert TextInput.from_payload(payload) == document
+
+
+class Interrupting(OnnxEmbedder):
+    """The real bundled model (the default backend's session) that calls `after` on the embedding thread each time
+    it has embedded a call's texts: for a job, the seam between its last batch and its document's write."""
+
+    def __init__(self, model: OnnxEmbedder, after: Callable[[], None]) -> None:
+        super().__init__(model._session, model._tokenizer, EmbeddingConfig(backend=model.identity.backend))
+        self._after = after
+
+    def encode_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        vectors = super().encode_documents(texts, progress)
+        self._after()
+        return vectors
+
+
+@pytest.fixture()
+def stoppable(backend: str, config: Config, embedder: Embedder,
+              request: pytest.FixtureRequest) -> Iterator[tuple[Memory, Memory, list[Callable[[], None]]]]:
+    """The Memory that runs a job and the one that stops it, on each backend, with a list of what to do once the
+    runner has embedded a document's chunks. On SQLite one Memory is both (one process holds the file); on
+    PostgreSQL they are two replicas over one database and one Chroma server."""
+    assert isinstance(embedder, OnnxEmbedder)
+    hooks: list[Callable[[], None]] = []
+    interrupting = Interrupting(embedder, lambda: [hook() for hook in hooks])
+    if backend == "postgres":
+        cluster = request.getfixturevalue("postgres")
+        chroma = request.getfixturevalue("chroma_server")
+        url = cluster.create_database("j" + uuid.uuid4().hex[:12], template="memory_template")
+        config = config.replace("chroma", host="127.0.0.1", port=chroma.port).replace("store", url=url)
+    with ExitStack() as stack:
+        runner = stack.enter_context(Memory(config, embedder=interrupting))
+        stopper = runner if backend == "sqlite" else stack.enter_context(
+            Memory(config.replace("service", data_dir=str(Path(config.service.data_dir).parent / "other")),
+                   embedder=interrupting))
+        yield runner, stopper, hooks
+
+
+@pytest.mark.parametrize("stop", ["cancel", "delete"])
+def test_a_job_stopped_between_its_embedding_and_its_write_stores_nothing(
+        stoppable: tuple[Memory, Memory, list[Callable[[], None]]], stop: str) -> None:
+    """The write asks the job's row inside its own transaction: a cancel, or the namespace's delete on another
+    replica, that lands after the last progress report and before the commit leaves nothing of the document."""
+    first, stopper, hooks = stoppable
+    namespace = f"race-{uuid.uuid4().hex[:8]}"
+    stopped = threading.Event()
+    runners: list[Memory] = []  # whose worker claimed the job (on PostgreSQL either replica's may)
+
+    def row() -> tuple[int, str] | None:
+        return stopper.store.db.execute("SELECT cancel, owner FROM jobs WHERE namespace = ?", [namespace]).fetchone()
+
+    def once_embedded() -> None:
+        jobs = [j for m in (first, stopper) for j in m.jobs.of_namespace(namespace)]
+        if stopped.is_set() or not any(j.stage == "embedding" and j.done == j.total for j in jobs):
+            return  # still chunking (its sentences are embedded first)
+        found = row()
+        assert found is not None
+        runners.append(next(m for m in (first, stopper) if m.jobs._owner == found[1]))
+        action = (lambda: stopper.jobs.cancel(namespace, jobs[0].id)) if stop == "cancel" else \
+            (lambda: stopper.delete_namespace(namespace))
+        # In a thread: a stop on the runner's own Memory waits for its worker, which is this thread.
+        thread = threading.Thread(target=action)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not (row() is None if stop == "delete" else row() == (1, found[1])):
+            assert time.monotonic() < deadline, f"the {stop} never reached the job's row"
+            time.sleep(0.01)
+        if stop == "delete" and stopper is not runners[0]:
+            thread.join()  # the whole delete, collection dropped, before the write: the race as replicas meet it
+        stopped.set()
+
+    hooks.append(once_embedded)
+    job = first.submit_document(namespace, TextInput(EN + "\n\n" + ZH, doc_id="raced"))
+    assert stopped.wait(120), first.jobs.of_namespace(namespace)
+    # A worker runs its jobs one at a time: once a later one is done it is off this one (which a delete removed,
+    # so it cannot say so itself).
+    runner = runners[0]
+    later = runner.submit_document("barrier", TextInput("A later job. 之后的任务。", doc_id="later"))
+    wait_for(runner, "barrier", later.id, finished)
+    if stop == "cancel":
+        ended = stopper.jobs.get(namespace, job.id)
+        assert ended.state == "cancelled" and ended.outcome is None
+        assert ended.error == "cancelled before the document was stored"
+    else:
+        assert runner.jobs.of_namespace(namespace) == stopper.jobs.of_namespace(namespace) == []
+    for memory in {id(first): first, id(stopper): stopper}.values():
+        assert memory.experience.list_documents(namespace) == []
+        assert memory.recall(namespace, "tidal energy and grid costs 潮汐能发电的成本", 600).items == ()
+        db = memory.store.db
+        assert [db.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?", [value]).fetchone()[0]
+                for table, column, value in [("documents", "namespace", namespace), ("chunks", "namespace", namespace),
+                                             ("chunks_fts", "ns", namespace_token(namespace)),
+                                             ("lexical_rows", "ns", namespace_token(namespace))]] == [0, 0, 0, 0]
+        collection = memory.store.collection(namespace, create=False)
+        assert collection is None or collection.count() == 0
