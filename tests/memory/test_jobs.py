@@ -129,6 +129,19 @@ def test_a_recall_goes_on_while_a_job_runs(memory: Memory) -> None:
     wait_for(memory, "jobs", job.id, finished)
 
 
+def test_jobs_run_and_list_in_the_order_they_came(memory: Memory) -> None:
+    jobs = [memory.submit_document("order", TextInput(f"Note {i}. 第{i}条笔记。", doc_id=f"n{i}")) for i in range(4)]
+    assert [j.id for j in jobs] == sorted(j.id for j in jobs)  # within one second too (created_at has seconds)
+    assert [j.id for j in memory.jobs.of_namespace("order")] == [j.id for j in reversed(jobs)]  # newest first
+    while True:
+        states = {j.id: j.state for j in memory.jobs.of_namespace("order")}  # one read: one moment
+        started = [states[j.id] != "queued" for j in jobs]
+        assert started == sorted(started, reverse=True), states  # none before an earlier one
+        if all(s == "done" for s in states.values()):
+            break
+        time.sleep(0.002)
+
+
 def test_unknown_jobs_and_other_namespaces_are_not_found(memory: Memory) -> None:
     from memory.errors import NotFoundError
 
