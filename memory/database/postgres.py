@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
@@ -92,31 +93,94 @@ def _psycopg_sql(sql: str) -> str:
     return "".join(out)
 
 
-class PostgresConnection:
-    """A pooled psycopg connection held by one thread."""
+class _Rows:
+    """A statement's result, read whole before its connection goes back to the pool."""
 
-    __slots__ = ("_conn",)
+    __slots__ = ("_rows", "rowcount")
+
+    def __init__(self, cursor: Any) -> None:
+        self._rows: list[Any] = cursor.fetchall() if cursor.description is not None else []
+        self.rowcount: int = cursor.rowcount
+
+    def fetchone(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self._rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._rows)
+
+
+class PostgresConnection:
+    """One thread's way to the pool: each statement outside a transaction borrows a connection and gives it back
+    when it ends, so a replica holds as many connections as it runs statements at once, and a thread that ends
+    (the server's request threads come and go) holds none. A transaction (BEGIN until COMMIT or ROLLBACK) and a
+    `pinned()` block keep the connection they started on."""
+
+    __slots__ = ("_conn", "_database", "_pins")
     dialect = _DIALECT
 
-    def __init__(self, conn: Any) -> None:
-        self._conn = conn
+    def __init__(self, database: PostgresDatabase) -> None:
+        self._database = database
+        self._conn: Any = None
+        self._pins = 0
+
+    def _borrowed(self) -> Any:
+        if self._conn is None:
+            self._conn = self._database._borrow()
+        return self._conn
+
+    def _settle(self) -> None:
+        """Give the connection back unless a transaction or a pin is still using it."""
+        conn = self._conn
+        if conn is None or self._pins:
+            return
+        from psycopg.pq import TransactionStatus
+
+        if conn.closed or conn.info.transaction_status in (TransactionStatus.IDLE, TransactionStatus.UNKNOWN):
+            self._conn = None
+            self._database._give_back(conn)
 
     def execute(self, sql: str, params: Params = ()) -> Any:
-        """Run one statement; its cursor."""
-        cursor = self._conn.cursor()
-        cursor.execute(_psycopg_sql(sql), params if isinstance(params, dict) else tuple(params))
-        return cursor
+        """Run one statement; its rows."""
+        conn = self._borrowed()
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute(_psycopg_sql(sql), params if isinstance(params, dict) else tuple(params))
+                return _Rows(cursor)
+        finally:
+            self._settle()
 
     def script(self, sql: str) -> None:
         """Run several statements without parameters, as written (no placeholders are read)."""
-        self._conn.execute(sql)
+        conn = self._borrowed()
+        try:
+            conn.execute(sql)
+        finally:
+            self._settle()
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement per row."""
         rows = [tuple(r) for r in rows]
-        if rows:
-            with self._conn.cursor() as cursor:
+        if not rows:
+            return
+        conn = self._borrowed()
+        try:
+            with conn.cursor() as cursor:
                 cursor.executemany(_psycopg_sql(sql), rows)
+        finally:
+            self._settle()
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Statements of the block on one connection (what a session-level lock needs)."""
+        self._pins += 1
+        try:
+            yield
+        finally:
+            self._pins -= 1
+            self._settle()
 
 
 def _configure(conn: Any) -> None:
@@ -163,7 +227,7 @@ class PostgresDatabase:
         self.url = url
         self.where = redacted(url)
         self._local = threading.local()
-        self._held: list[Any] = []
+        self._lent: set[Any] = set()  # connections out of the pool (in a statement, a transaction or a pin)
         self._lock = threading.Lock()
         try:
             self._pool = ConnectionPool(url, min_size=1, max_size=max_connections, timeout=timeout_s,
@@ -173,15 +237,26 @@ class PostgresDatabase:
             raise StoreError(f"cannot connect to PostgreSQL at {self.where}: {exc}") from exc
 
     def connection(self) -> PostgresConnection:
-        """This thread's connection, taken from the pool on first use and kept until close."""
+        """This thread's connection: it borrows from the pool for each statement (PostgresConnection)."""
         found: PostgresConnection | None = getattr(self._local, "conn", None)
         if found is None:
-            conn = self._pool.getconn()
-            with self._lock:
-                self._held.append(conn)
-            found = PostgresConnection(conn)
+            found = PostgresConnection(self)
             self._local.conn = found
         return found
+
+    def _borrow(self) -> Any:
+        try:
+            conn = self._pool.getconn()
+        except Exception as exc:  # PoolTimeout, PoolClosed: every connection busy for timeout_s, or closed
+            raise StoreError(f"no connection to PostgreSQL at {self.where} came free: {exc}") from exc
+        with self._lock:
+            self._lent.add(conn)
+        return conn
+
+    def _give_back(self, conn: Any) -> None:
+        with self._lock:
+            self._lent.discard(conn)
+        self._pool.putconn(conn)  # a broken one is discarded by the pool, an open transaction rolled back
 
     def begin(self, conn: Connection) -> None:
         """BEGIN, then wait for the store-wide writer lock (released by COMMIT or ROLLBACK)."""
@@ -191,6 +266,10 @@ class PostgresDatabase:
     def migrate(self) -> None:
         """The memory.database.postgres_schema steps this database has not seen, under the migrator lock."""
         conn = self.connection()
+        with conn.pinned():  # the session lock and its unlock on one connection
+            self._migrate(conn)
+
+    def _migrate(self, conn: PostgresConnection) -> None:
         conn.execute("SELECT pg_advisory_lock(?)", [_MIGRATOR])
         try:
             conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT COLLATE \"C\" PRIMARY KEY, value TEXT NOT NULL)")
@@ -222,13 +301,13 @@ class PostgresDatabase:
         return True
 
     def close(self) -> None:
-        """Return every held connection and close the pool."""
+        """Close the pool and every connection still lent out."""
         with self._lock:
-            for conn in self._held:
-                try:
-                    self._pool.putconn(conn)
-                except Exception:  # a connection the server dropped: the pool discards it
-                    pass
-            self._held.clear()
+            lent, self._lent = list(self._lent), set()
+        for conn in lent:
+            try:
+                conn.close()
+            except Exception:  # a connection the server dropped is closed already
+                pass
         self._local = threading.local()
         self._pool.close()  # again after a first close: nothing to do
