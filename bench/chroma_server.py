@@ -44,6 +44,16 @@ class ChromaServer:
         self.stop()
         raise RuntimeError(f"the Chroma server did not start on port {self.port} within {timeout_s:.0f} s")
 
+    def create_database(self, name: str) -> None:
+        """A new database of the default tenant (a `[chroma] database` of its own for one test's store)."""
+        import chromadb
+        from chromadb.config import Settings
+
+        admin = chromadb.AdminClient(Settings(chroma_api_impl="chromadb.api.fastapi.FastAPI",
+                                              chroma_server_host="127.0.0.1", chroma_server_http_port=self.port,
+                                              anonymized_telemetry=False))
+        admin.create_database(name)
+
     def stop(self) -> None:
         """Stop the server and remove its folder."""
         if self._process is not None:

@@ -117,6 +117,9 @@ class ChromaConfig:
     host: str = ""
     port: int = positive(8000)
     ssl: bool = False
+    # Chroma's own tenancy on a server: deployments (or test runs) sharing one server keep their collections apart.
+    tenant: str = "default_tenant"
+    database: str = "default_database"
     # glibc's malloc zeroing what it hands out while embedded Chroma runs in the process (memory.erase): "auto"
     # turns it on in a `memory` command's own process and leaves an application that imports the library as it is.
     zero_fresh_memory: str = choice("auto", "auto", "on", "off")

@@ -162,12 +162,18 @@ class Store:
         cfg = self.config.chroma
         try:
             if cfg.host:
-                return chromadb.HttpClient(host=cfg.host, port=cfg.port, ssl=cfg.ssl, settings=settings)
+                return chromadb.HttpClient(host=cfg.host, port=cfg.port, ssl=cfg.ssl, settings=settings,
+                                           tenant=cfg.tenant, database=cfg.database)
             if self.zeroes_fresh_memory:  # before the index buffers are allocated: see memory.erase
                 zero_fresh_memory()
             return chromadb.PersistentClient(path=str(self.root / "chroma"), settings=settings)
         except Exception as exc:  # chromadb raises bare ValueError/ConnectionError variants
             where = f"{cfg.host}:{cfg.port}" if cfg.host else str(self.root / "chroma")
+            if cfg.host and type(exc).__name__ == "NotFoundError":  # the tenant or database is not on the server
+                raise StoreError(
+                    f"the Chroma server at {where} has no tenant {cfg.tenant!r} with a database {cfg.database!r} "
+                    f"([chroma] tenant, database): create them on the server first ({exc})"
+                ) from exc
             raise StoreError(f"cannot open Chroma at {where}: {exc}") from exc
 
     def collection(self, namespace: str, create: bool = True, generation: int | None = None) -> Any | None:
