@@ -154,6 +154,35 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def on_backend(config: Config, backend: str, request: pytest.FixtureRequest) -> Config:
+    """`config` with its store on `backend`: as it is for SQLite; for PostgreSQL a fresh database of the session's
+    cluster and, as a PostgreSQL store requires, the session's Chroma server, in a Chroma database of its own (so
+    the namespaces of different tests never meet there)."""
+    if backend == "sqlite":
+        return config
+    cluster: PostgresCluster = request.getfixturevalue("postgres")
+    chroma: ChromaServer = request.getfixturevalue("chroma_server")
+    name = "t" + uuid.uuid4().hex[:16]
+    url = cluster.create_database(name, template="memory_template")
+    chroma.create_database(name)
+    return config.replace("chroma", host="127.0.0.1", port=chroma.port, database=name).replace("store", url=url)
+
+
+@pytest.fixture()
+def backend_memory(config: Config, backend: str, embedder: Embedder,
+                   request: pytest.FixtureRequest) -> Iterator[Memory]:
+    """A Memory on each backend in turn: the SQLite file with embedded Chroma, then PostgreSQL with a Chroma
+    server."""
+    with Memory(on_backend(config, backend, request), embedder=embedder) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_backend(request: pytest.FixtureRequest) -> str:
+    """As `backend`, for fixtures that build one store for a whole module."""
+    return str(request.param)
+
+
 @pytest.fixture()
 def database(backend: str, config: Config, request: pytest.FixtureRequest) -> Iterator[Database | None]:
     """The test's records: None for the SQLite file of its data folder, else a fresh PostgreSQL database."""

@@ -15,6 +15,7 @@ from memory.config import Config, load_config
 from memory.embedding import Embedder
 from memory.service import Memory
 from tests import local_client
+from tests.conftest import on_backend
 
 # Small limits keep the over-the-limit cases cheap; a 1 MB query still fits the request limit, so it is the
 # query check that refuses it.
@@ -28,9 +29,12 @@ def make_config(root: Path, **auth_keys: list[str]) -> Config:
 
 
 @pytest.fixture(scope="module")
-def module_memory(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[Memory]:
-    """One real store for a whole module (its tests either change nothing or clean up after themselves)."""
-    with Memory(make_config(tmp_path_factory.mktemp("security")), embedder=embedder) as opened:
+def module_memory(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, module_backend: str,
+                  request: pytest.FixtureRequest) -> Iterator[Memory]:
+    """One real store for a whole module (its tests either change nothing or clean up after themselves), on each
+    backend in turn."""
+    config = on_backend(make_config(tmp_path_factory.mktemp("security")), module_backend, request)
+    with Memory(config, embedder=embedder) as opened:
         yield opened
 
 
@@ -40,10 +44,27 @@ def module_client(module_memory: Memory) -> TestClient:
     return local_client(create_app(module_memory.config, module_memory))
 
 
+def on_postgres(memory: Memory) -> bool:
+    """Whether the store's records are in PostgreSQL."""
+    return memory.store.db.dialect.name == "postgres"
+
+
 def tables(memory: Memory) -> list[str]:
     """Every real table of the store's database, FTS5 shadow tables included."""
-    rows = memory.store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
-    return [r[0] for r in rows]
+    sql = ("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+           "AND table_type = 'BASE TABLE' ORDER BY table_name" if on_postgres(memory)
+           else "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    return [r[0] for r in memory.store.db.execute(sql).fetchall()]
+
+
+def _columns(memory: Memory, table: str) -> list[tuple[str, bool]]:
+    """(name, holds bytes) of each column of `table`."""
+    db = memory.store.db
+    if on_postgres(memory):
+        rows = db.execute("SELECT column_name, data_type FROM information_schema.columns "
+                          "WHERE table_schema = current_schema() AND table_name = ?", [table]).fetchall()
+        return [(r[0], r[1] == "bytea") for r in rows]
+    return [(r[1], True) for r in db.execute(f"PRAGMA table_info('{table}')").fetchall()]
 
 
 def snapshot(memory: Memory) -> dict[str, Any]:
@@ -68,12 +89,21 @@ def traces(memory: Memory, needle: str, *, whole: bool = False) -> list[str]:
     With `whole`, only cells equal to `needle` count (a namespace, not the namespaces it is a prefix of).
     """
     db = memory.store.db
-    condition = "{} = ?" if whole else "instr(CAST({} AS BLOB), ?) > 0"
-    value: object = needle if whole else needle.encode()
     found = []
     for table in tables(memory):
-        for column in [r[1] for r in db.execute(f"PRAGMA table_info('{table}')").fetchall()]:
-            where = condition.format(f'"{column}"')
+        for column, raw in _columns(memory, table):
+            where, value = _holds(memory, f'"{column}"', raw, needle, whole)
             if db.execute(f'SELECT count(*) FROM "{table}" WHERE {where}', [value]).fetchone()[0]:
                 found.append(f"{table}.{column}")
     return found
+
+
+def _holds(memory: Memory, column: str, raw: bool, needle: str, whole: bool) -> tuple[str, object]:
+    """The condition (and its value) that `column` holds `needle`: equals it with `whole`, else contains it (as
+    bytes where the column may hold bytes: SQLite's FTS5 segments, PostgreSQL's bytea)."""
+    if on_postgres(memory):
+        if whole:
+            return f"CAST({column} AS text) = ?", needle
+        return (f"position(? in {column}) > 0", needle.encode()) if raw else \
+            (f"strpos(CAST({column} AS text), ?) > 0", needle)
+    return (f"{column} = ?", needle) if whole else (f"instr(CAST({column} AS BLOB), ?) > 0", needle.encode())

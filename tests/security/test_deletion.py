@@ -19,7 +19,7 @@ from memory.context import ContextRequest
 from memory.experience.lexical import namespace_token
 from memory.service import Memory
 from memory.store import collection_name
-from tests.security.conftest import traces
+from tests.security.conftest import on_postgres, traces
 
 
 def _ok(response: Any) -> Any:
@@ -46,8 +46,13 @@ def _vectors(memory: Memory, namespace: str, ids: list[str]) -> list[str]:
 
 def _in_lexical_index(memory: Memory, term: str) -> bool:
     db = memory.store.db
-    matched = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [f'"{term}"']).fetchone()[0]
-    listed = db.execute("SELECT count(*) FROM chunks_vocab WHERE term = ?", [term]).fetchone()[0]
+    if on_postgres(memory):  # the postings table and each row's terms
+        matched = db.execute("SELECT count(*) FROM lexical_postings WHERE term = ?", [term]).fetchone()[0]
+        listed = db.execute("SELECT count(*) FROM chunks_fts WHERE strpos(' ' || terms || ' ', ?) > 0",
+                            [f" {term} "]).fetchone()[0]
+    else:
+        matched = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [f'"{term}"']).fetchone()[0]
+        listed = db.execute("SELECT count(*) FROM chunks_vocab WHERE term = ?", [term]).fetchone()[0]
     counted = db.execute("SELECT count(*) FROM lexical_terms WHERE term = ?", [term]).fetchone()[0]
     return bool(matched or listed or counted)
 

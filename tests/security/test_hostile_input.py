@@ -46,8 +46,8 @@ def _raw_multipart(filename: bytes, *chunks: bytes) -> dict[str, Any]:
     """A multipart upload written by hand (any bytes in the name), its file sent in `chunks` as they come."""
     head = (b'--XyZ\r\nContent-Disposition: form-data; name="namespace"\r\n\r\nu1\r\n'
             b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="' + filename + b'"\r\n\r\n')
-    body = iter([head, *chunks, b"\r\n--XyZ--\r\n"])
-    return {"content": body, "headers": {"content-type": "multipart/form-data; boundary=XyZ"}}
+    body = (head, *chunks, b"\r\n--XyZ--\r\n")
+    return {"chunks": body, "headers": {"content-type": "multipart/form-data; boundary=XyZ"}}
 
 
 def _zip(name: str, data: bytes) -> bytes:
@@ -127,10 +127,10 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
      {"content": b"x" * (LIMITS["max_request_bytes"] + 1), "headers": JSON}, 413, "max_request_bytes"),
     # A body sent in chunks declares no Content-Length: it is counted as it streams in, for every way of reading it.
     ("chunked-json-over-limit", "post", "/v1/facts",
-     {"content": iter([b'{"namespace": "u1", "text": "'] + [b"w" * 100_000] * 25 + [b'"}']), "headers": JSON},
+     {"chunks": (b'{"namespace": "u1", "text": "', *[b"w" * 100_000] * 25, b'"}'), "headers": JSON},
      413, "send less"),
     ("chunked-document-over-limit", "post", "/v1/documents",
-     {"content": iter([b'{"namespace": "u1", "text": "'] + [b"w" * 100_000] * 25 + [b'"}']), "headers": JSON},
+     {"chunks": (b'{"namespace": "u1", "text": "', *[b"w" * 100_000] * 25, b'"}'), "headers": JSON},
      413, "send less"),
     ("chunked-upload-over-limit", "post", "/v1/documents", _raw_multipart(b"big.txt", *[b"w" * 100_000] * 25), 413,
      "send less"),
@@ -361,6 +361,8 @@ def test_hostile_request_is_a_clear_4xx_and_changes_nothing(
     words: str,
 ) -> None:
     before = snapshot(module_memory)
+    if "chunks" in kwargs:  # a body sent in pieces as they come, made anew for each backend's run
+        kwargs = {**{k: v for k, v in kwargs.items() if k != "chunks"}, "content": iter(kwargs["chunks"])}
     response = module_client.request(method.upper(), path, **kwargs)
     assert response.status_code == status, response.text
     body = response.json()

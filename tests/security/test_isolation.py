@@ -21,6 +21,7 @@ from api.app import create_app
 from memory.embedding import Embedder
 from memory.service import Memory
 from tests import local_client
+from tests.conftest import on_backend
 from tests.security.conftest import make_config, snapshot
 
 A = {"Authorization": "Bearer key-a-1f9c"}
@@ -42,10 +43,12 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[World]:
+def world(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, module_backend: str,
+          request: pytest.FixtureRequest) -> Iterator[World]:
     """Keys a and b, each holding a document, a conversation turn, a pinned fact and a task item of its own (b's
-    task a compaction summary too)."""
-    config = make_config(tmp_path_factory.mktemp("isolation"), **{"key-a-1f9c": ["a"], "key-b-77e2": ["b"]})
+    task a compaction summary too), on each backend in turn."""
+    config = on_backend(make_config(tmp_path_factory.mktemp("isolation"), **{"key-a-1f9c": ["a"], "key-b-77e2": ["b"]}),
+                        module_backend, request)
     with Memory(config, embedder=embedder) as memory:
         app = create_app(config, memory)
         client = local_client(app)

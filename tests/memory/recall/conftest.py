@@ -1,4 +1,4 @@
-"""Recall fixtures: the real cl100k counter and a factory for candidate snippets."""
+"""Recall fixtures: the real cl100k counter, a factory for candidate snippets, and a Memory on each backend."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from memory.service import Memory
 from memory.snippet import Snippet, Tier
 from memory.tokens import TokenCounter
 
@@ -19,3 +20,9 @@ def snip(counter: TokenCounter) -> Callable[..., Snippet]:
         return Snippet(tier=tier, id=id, text=text, score=score, tokens=counter.count(text), **extra)
 
     return make
+
+
+@pytest.fixture()
+def memory(backend_memory: Memory) -> Memory:
+    """A Memory on the SQLite file, then on PostgreSQL with a Chroma server."""
+    return backend_memory
