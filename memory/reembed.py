@@ -5,6 +5,8 @@ Every chunk's vector is rebuilt from the chunk text SQLite keeps, into collectio
 generation. A kill before that commit leaves the old identity and vectors in force (the next run first clears
 the half-built generation); a kill after it leaves old-generation collections that the next run removes.
 Stop the service first: a running service would keep writing vectors of the old model into the old generation.
+A re-embed holds the store alone (memory.database: the data folder's lock; on PostgreSQL, an advisory lock that
+every replica holds shared), so it is refused while anything has the store open, and nothing opens it meanwhile.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def _open(config: Config) -> Store:
         raise StoreError(
             f"there is no store in {config.data_path.resolve()} to re-embed; check --data or service.data_dir"
         )
-    return Store(config, identity)
+    return Store(config, identity, alone=True)  # no process may write old-model vectors meanwhile
 
 
 def _run(store: Store, embedder: DocumentEncoder, progress: Progress, batch: int,

@@ -59,7 +59,8 @@ def stored_identity(config: Config) -> StoreIdentity | None:
 class Store:
     """Records in a database (memory.database: the SQLite file by default), vectors in Chroma."""
 
-    def __init__(self, config: Config, identity: StoreIdentity, database: Database | None = None) -> None:
+    def __init__(self, config: Config, identity: StoreIdentity, database: Database | None = None, *,
+                 alone: bool = False) -> None:
         self.config = config
         self.identity = identity
         self.root = config.data_path.resolve()
@@ -75,6 +76,9 @@ class Store:
         # A collection dropped while another thread holds its handle must not break that thread (see LiveCollection).
         self._live = LiveCollections(self._chroma_collection, lambda name: self.chroma.delete_collection(name))
         try:
+            # Held before anything is read: a re-embed (`alone`) waits for no other process to have the store open,
+            # and no process opens it while one runs.
+            self.database.hold(exclusive=alone)
             with self.write_lock:
                 self.database.migrate()
             db = self.db

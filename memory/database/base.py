@@ -82,6 +82,11 @@ class Database(Protocol):
         """Apply the migrations the database has not seen (once, whichever process gets there first)."""
         ...
 
+    def hold(self, exclusive: bool) -> None:
+        """Hold the store for this process until close(): shared by whatever reads and writes it as usual, alone by
+        what rewrites it whole (a re-embed); StoreBusyError, naming the holders, when the other kind holds it."""
+        ...
+
     def erase(self) -> bool:
         """Leave no deleted row readable in the database's own files (memory.erase runs it after deletes); False
         when it could not finish now and is to be tried again."""

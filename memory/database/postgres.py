@@ -12,7 +12,9 @@ Values come back as SQLite gives them: booleans are stored as integers, an integ
 from __future__ import annotations
 
 import functools
+import os
 import re
+import socket
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,13 +23,14 @@ from typing import Any
 
 from memory.database.base import Connection, Params, redacted
 from memory.database.postgres_schema import MIGRATIONS, SCHEMA_VERSION
-from memory.errors import StoreError, StoreMismatchError
+from memory.errors import StoreBusyError, StoreError, StoreMismatchError
 
 __all__ = ["PostgresConnection", "PostgresDatabase", "PostgresDialect", "read_meta"]
 
 # Advisory lock keys (any 64-bit numbers that no other application on the database is likely to use).
 _WRITER = 0x6D656D6F72790001  # held by each write transaction
 _MIGRATOR = 0x6D656D6F72790002  # held while migrations run
+_HOLDER = 0x6D656D6F72790003  # held shared by every process that has the store open, alone by a re-embed
 # Every table a delete may leave text in (memory.erase's pass vacuums them).
 _TEXT_TABLES = ("facts", "fact_tombstones", "facts_observed", "tasks", "task_items", "task_summaries", "documents",
                 "chunks", "turn_conversations", "jobs", "context_threads", "context_tools", "lexical_terms",
@@ -229,6 +232,7 @@ class PostgresDatabase:
         self._local = threading.local()
         self._lent: set[Any] = set()  # connections out of the pool (in a statement, a transaction or a pin)
         self._lock = threading.Lock()
+        self._holder: Any = None  # the connection that holds _HOLDER (hold)
         try:
             self._pool = ConnectionPool(url, min_size=1, max_size=max_connections, timeout=timeout_s,
                                         configure=_configure, open=True, name="memory")
@@ -293,6 +297,32 @@ class PostgresDatabase:
         finally:
             conn.execute("SELECT pg_advisory_unlock(?)", [_MIGRATOR])
 
+    def hold(self, exclusive: bool) -> None:
+        """Take `_HOLDER` on a connection of its own, kept until close(): a session lock, so a process that dies
+        (or loses its connection) lets go of it at once."""
+        import psycopg
+
+        name = f"memory {'rewrite' if exclusive else 'store'} pid {os.getpid()} on {socket.gethostname()}"[:63]
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=30, application_name=name)
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot connect to PostgreSQL at {self.where}: {exc}") from exc
+        take = "pg_try_advisory_lock" if exclusive else "pg_try_advisory_lock_shared"
+        if conn.execute(f"SELECT {take}(%s)", [_HOLDER]).fetchone()[0]:
+            self._holder = conn
+            return
+        holders = [r[0] or "another client" for r in conn.execute(
+            "SELECT DISTINCT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = %s AND l.objsubid = 1 "
+            "ORDER BY 1", [_HOLDER >> 32, _HOLDER & 0xFFFFFFFF]).fetchall()]
+        conn.close()
+        who = "; ".join(holders) or "another process"
+        if exclusive:
+            raise StoreBusyError(f"the store at {self.where} is open elsewhere ({who}): stop every replica and "
+                                 "command that uses it before rewriting it")
+        raise StoreBusyError(f"the store at {self.where} is being rewritten ({who}, a `memory reembed`): open it "
+                             "again when that has finished")
+
     def erase(self) -> bool:
         """VACUUM the tables that hold text: the space of deleted rows is marked free and written over by later
         rows, and no query reads them. What PostgreSQL keeps beyond that (its WAL, base backups, a replica's
@@ -309,5 +339,8 @@ class PostgresDatabase:
                 conn.close()
             except Exception:  # a connection the server dropped is closed already
                 pass
+        if self._holder is not None:
+            self._holder.close()
+            self._holder = None
         self._local = threading.local()
         self._pool.close()  # again after a first close: nothing to do

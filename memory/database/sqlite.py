@@ -132,6 +132,10 @@ class SqliteDatabase:
                 db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
                            "ON CONFLICT (key) DO UPDATE SET value = excluded.value", [str(version)])
 
+    def hold(self, exclusive: bool) -> None:
+        """Nothing more: the data folder's lock (memory.lock), taken before the file opens, keeps every other
+        process out whatever it means to do."""
+
     def erase(self) -> bool:
         """Truncate the WAL, which keeps every page as it was written until a checkpoint (deleted rows are
         overwritten in the file itself: PRAGMA secure_delete)."""

