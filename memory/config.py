@@ -81,9 +81,10 @@ class StoreConfig:
     of service replicas share (a postgresql:// URL; then Chroma must be a server, [chroma] host)."""
 
     url: str = ""
-    # Connections a process holds to PostgreSQL: one per thread that has used the store, kept until it closes, so
-    # at least the request threads (40) and the service's own few (jobs, erasing, re-mixing).
-    pool_size: int = positive(48)
+    # Connections a process may have out at once to PostgreSQL: a thread borrows one per statement, and the one
+    # write transaction a process runs at a time (memory.store's write lock) keeps its own to the end, so this
+    # bounds reads running at once, not threads; a statement that finds none free waits.
+    pool_size: int = positive(20)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from memory.caches import Caches
 from memory.clock import Clock, utc_now
-from memory.config import Config
+from memory.config import ChromaConfig, Config
 from memory.context import Assembler, ContextRequest, ContextResult
 from memory.context.tool_vectors import ToolVectors
 from memory.embedding import Embedder, load_embedder, resolved
@@ -248,7 +248,7 @@ class Memory:
             dimension=self.embedder.dimension,
             tokenizer=self.counter.name,
             store=self.store.database.where,
-            chroma=f"http://{cfg.host}:{cfg.port}" if cfg.host else str(Path(self.store.root) / "chroma"),
+            chroma=_chroma_where(cfg) if cfg.host else str(Path(self.store.root) / "chroma"),
             counts=_totals(self.namespaces(within)),
             fresh_memory_zeroed=self.store.zeroes_fresh_memory,
         )
@@ -265,3 +265,12 @@ class Memory:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _chroma_where(cfg: ChromaConfig) -> str:
+    """A Chroma server's address, with its tenant and database when they are not the server's defaults."""
+    where = f"{'https' if cfg.ssl else 'http'}://{cfg.host}:{cfg.port}"
+    default = ChromaConfig()
+    if (cfg.tenant, cfg.database) != (default.tenant, default.database):
+        where += f"/{cfg.tenant}/{cfg.database}"
+    return where

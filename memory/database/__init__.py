@@ -9,7 +9,7 @@ from memory.database.base import Connection, Cursor, Database, Dialect, Params, 
 __all__ = ["Connection", "Cursor", "Database", "Dialect", "Params", "open_database", "redacted", "stored_meta"]
 
 
-def open_database(url: str, data_path: Path, pool_size: int = 48) -> Database:
+def open_database(url: str, data_path: Path, pool_size: int) -> Database:
     """The records' database: PostgreSQL at `url`, or without one the SQLite file under `data_path`."""
     if url:
         from memory.database.postgres import PostgresDatabase

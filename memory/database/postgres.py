@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
+from memory.config import StoreConfig
 from memory.database.base import Connection, Params, redacted
 from memory.database.postgres_schema import MIGRATIONS, SCHEMA_VERSION
 from memory.errors import StoreBusyError, StoreError, StoreMismatchError
@@ -224,7 +225,7 @@ class PostgresDatabase:
     dialect = _DIALECT
     exclusive = False  # any number of replicas
 
-    def __init__(self, url: str, *, max_connections: int = 48, timeout_s: float = 30.0) -> None:
+    def __init__(self, url: str, *, max_connections: int = StoreConfig.pool_size, timeout_s: float = 30.0) -> None:
         from psycopg_pool import ConnectionPool
 
         self.url = url

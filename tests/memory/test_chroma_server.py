@@ -31,6 +31,7 @@ def test_two_databases_of_one_server_keep_a_namespace_apart(config: Config, embe
         chroma_server.create_database(name)
     with Memory(_on(config, chroma_server, names[0], "a"), embedder=embedder) as a, \
             Memory(_on(config, chroma_server, names[1], "b"), embedder=embedder) as b:
+        assert a.health().chroma == f"http://127.0.0.1:{chroma_server.port}/default_tenant/{names[0]}"
         a.add_document("shared", text)
         assert a.store.collection("shared", create=False) is not None
         assert b.store.collection("shared", create=False) is None  # same namespace, same collection name, elsewhere
