@@ -287,14 +287,6 @@ class JobsConfig:
     keep_finished_s: int = positive(86400)
     lease_s: int = 120
 
-    def __post_init__(self) -> None:
-        if self.lease_s < self.MIN_LEASE_S:
-            raise ConfigError(
-                f"jobs.lease_s must be at least {self.MIN_LEASE_S} seconds, got {self.lease_s!r}: a running job "
-                "reports every few seconds, and a lease that short would hand a job whose replica is alive but slow "
-                f"to a second runner; set {self.MIN_LEASE_S} or more (the default is 120)"
-            )
-
 
 @dataclass(frozen=True)
 class AuthConfig:
@@ -561,6 +553,12 @@ def _check(config: Config, origin: str) -> None:
         raise ConfigError(
             f"{origin}: retrieval.dense_floor must be below retrieval.dense_ceiling, "
             f"got {d.dense_floor:g} / {d.dense_ceiling:g}"
+        )
+    if config.jobs.lease_s < JobsConfig.MIN_LEASE_S:
+        raise ConfigError(
+            f"{origin}: jobs.lease_s must be at least {JobsConfig.MIN_LEASE_S} seconds, got {config.jobs.lease_s!r}: "
+            "a running job reports every few seconds, and a lease that short would hand a job whose replica is alive "
+            f"but slow to a second runner; set {JobsConfig.MIN_LEASE_S} or more (the default is 120)"
         )
     if config.service.port > 65535 or config.chroma.port > 65535:
         raise ConfigError(f"{origin}: ports must be between 1 and 65535")

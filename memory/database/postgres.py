@@ -309,7 +309,8 @@ class PostgresDatabase:
         except psycopg.OperationalError as exc:
             raise StoreError(f"cannot connect to PostgreSQL at {self.where}: {exc}") from exc
         take = "pg_try_advisory_lock" if exclusive else "pg_try_advisory_lock_shared"
-        if conn.execute(f"SELECT {take}(%s)", [_HOLDER]).fetchone()[0]:
+        taken = conn.execute(f"SELECT {take}(%s)", [_HOLDER]).fetchone()
+        if taken is not None and taken[0]:
             self._holder = conn
             return
         holders = [r[0] or "another client" for r in conn.execute(

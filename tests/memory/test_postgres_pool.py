@@ -76,7 +76,7 @@ def test_a_pool_with_every_connection_in_a_transaction_answers_a_store_error(sma
         thread.start()
     while len(held) < 2:
         threading.Event().wait(0.01)
-    with pytest.raises(StoreError, match="no connection to PostgreSQL .* came free"):
+    with pytest.raises(StoreError, match=r"no connection to PostgreSQL .* came free"):
         small.connection().execute("SELECT 1")
     release.set()
     for thread in threads:
