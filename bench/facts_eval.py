@@ -6,19 +6,20 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
 
+from bench import _tau
 from memory.errors import ValidationError
 from memory.facts.assisted import DETECTOR_RULE, read_again
 from memory.facts.detector import ClauseDetector
 from memory.facts.extract import extract
 from memory.facts.model import Extraction
 from memory.facts.normalize import normalize_key
-from memory.facts.rules import INSTRUCTION_KINDS, RuleSet
+from memory.facts.rules import INSTRUCTION_KINDS, KINDS, RuleSet
 
 __all__ = [
     "GoldFact",
@@ -28,14 +29,17 @@ __all__ = [
     "QualityReport",
     "Score",
     "SupersedeScore",
+    "TauLabel",
     "chat_rate",
     "chat_sources",
     "chat_turns",
     "kind_scores",
     "load_labelled",
     "load_pairs",
+    "load_tau_labels",
     "same_value",
     "score",
+    "tau_messages",
 ]
 
 ALL = "all"
@@ -50,6 +54,13 @@ BENCHDATA = Path(__file__).resolve().parents[2] / "shared" / "benchdata"
 _LOCOMO_DEV = frozenset({"conv-26", "conv-30", "conv-41"})
 _MEMORYBANK_DEV_USERS = 8
 CONSTRAINT_KINDS = INSTRUCTION_KINDS  # what a chat turn must not be mistaken for
+# What a customer message labelled with no constraint must not be read as: the chat turns' kinds and preference too,
+# since a stored preference is recalled into the agent's context like a rule; a profile fact is not a constraint.
+FALSE_CONSTRAINT_KINDS = CONSTRAINT_KINDS | {"preference"}
+TAU_LABELS = Path(__file__).resolve().parents[1] / "tests" / "memory" / "facts" / "tau_labels.jsonl"
+# A customer's choice binds the booking being made ("task" in the label file); the extractor calls that lifetime
+# "request", so the scorer compares it under that name.
+TAU_LIFETIMES = {"task": "request", "standing": "standing"}
 # A value that contains the labelled one (or is contained in it) still names the same thing when the shorter
 # is at least this share of the longer: "tabs for indentation" ~ "tabs for indentation in Python", not "tabs".
 _NEAR = 0.6
@@ -122,6 +133,18 @@ class Score:
         """Harmonic mean of precision and recall."""
         total = self.precision + self.recall
         return 2 * self.precision * self.recall / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class TauLabel:
+    """The labels of one customer message of the τ-bench airline data, named by where it is, never by its text."""
+
+    task_id: int
+    trial: int
+    index: int
+    split: str
+    facts: tuple[GoldFact, ...]
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -206,14 +229,14 @@ def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
 
 
 def chat_rate(turns: Iterable[str], rules: RuleSet, keep: int = 0,
-              detector: ClauseDetector | None = None) -> ChatRate:
-    """Run the extractor over real chat turns; count those yielding a constraint (keep the first `keep` ones)."""
+              detector: ClauseDetector | None = None, kinds: Collection[str] = CONSTRAINT_KINDS) -> ChatRate:
+    """Run the extractor over real chat turns; count those yielding a fact of `kinds` (keep the first `keep`)."""
     count = flagged = 0
     examples: list[tuple[str, tuple[GoldFact, ...]]] = []
     for text in turns:
         count += 1
         found = tuple(GoldFact(f.kind, f.key, f.value, f.lifetime, f.rule)
-                      for f in _extract(text, rules, detector).facts if f.kind in CONSTRAINT_KINDS)
+                      for f in _extract(text, rules, detector).facts if f.kind in kinds)
         if found:
             flagged += 1
             if len(examples) < keep:
@@ -257,6 +280,52 @@ def load_pairs(path: str | Path) -> list[Pair]:
             )
         pairs.append(Pair(_lang(path, number, row, PAIR_LANGS), first, second, same))
     return pairs
+
+
+def load_tau_labels(path: str | Path = TAU_LABELS) -> list[TauLabel]:
+    """Read the τ-bench label file: one {"task_id", "trial", "index", "split", "facts": [{"kind", "key", "value",
+    "lifetime"}], "note"?} per customer message (docs/fact-labels.md, "Customer dialogue")."""
+    labels: list[TauLabel] = []
+    for number, row in _rows(Path(path)):
+        where = [row.get(name) for name in ("task_id", "trial", "index")]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in where) or not isinstance(
+                row.get("facts"), list):
+            raise ValidationError(f"{path}:{number}: expected integers 'task_id', 'trial', 'index' and a list "
+                                  f"'facts', got {sorted(row)}.")
+        task_id, trial, index = cast(list[int], where)
+        split = _tau.split_of(task_id)
+        if row.get("split") != split:
+            raise ValidationError(f"{path}:{number}: task {task_id} is in the {split!r} split, the line says "
+                                  f"{row.get('split')!r}; bench/_tau.py fixes the split by task id.")
+        facts = []
+        for fact in cast(list[object], row["facts"]):
+            fields = cast(dict[str, object], fact) if isinstance(fact, dict) else {}
+            lifetime = fields.get("lifetime")
+            if lifetime not in TAU_LIFETIMES or fields.get("kind") not in KINDS:
+                raise ValidationError(f"{path}:{number}: a fact needs a 'kind' among {list(KINDS)} and a 'lifetime' "
+                                      f"among {list(TAU_LIFETIMES)}, got {fields}.")
+            gold = _gold(path, number, {**fields, "lifetime": ""})
+            facts.append(GoldFact(gold.kind, gold.key, gold.value, str(lifetime)))
+        labels.append(TauLabel(task_id, trial, index, split, tuple(facts), str(row.get("note", ""))))
+    return labels
+
+
+def tau_messages(labels: Iterable[TauLabel], split: str) -> list[Labelled]:
+    """The labelled messages of one split with their texts, read from ../shared/benchdata at run time (the
+    repository holds the labels only; `bench._tau.missing()` says when the data is absent)."""
+    texts = {(t.task_id, t.trial, j): m.get("content") for t in _tau.load_trajectories()
+             for j, m in enumerate(t.messages) if m.get("role") == "user"}
+    items: list[Labelled] = []
+    for label in labels:
+        if label.split != split:
+            continue
+        text = texts.get((label.task_id, label.trial, label.index))
+        if not isinstance(text, str):
+            raise ValidationError(f"task {label.task_id} trial {label.trial} message {label.index} is not a customer "
+                                  "message with text in the τ-bench data; the label file names user messages only.")
+        facts = tuple(GoldFact(f.kind, f.key, f.value, TAU_LIFETIMES[f.lifetime]) for f in label.facts)
+        items.append(Labelled("en", text, facts, label.note))
+    return items
 
 
 def _match(predicted: list[GoldFact], gold: list[GoldFact]

@@ -7,16 +7,37 @@ its value); lifetime accuracy (standing or this request only); the share of real
 MemoryBank) that yield a prohibition, requirement, limit or format fact; and extraction time per message.
 `--detector` adds the model-assisted detector (memory.facts.detector) to the rules, as the service runs by default.
 `--misses` lists every disagreement on the sets rules are tuned on; held-out misses are never printed.
+`--tau` prints instead the real customer dialogue part (docs/fact-labels.md, "Customer dialogue"): per split of the
+τ-bench airline messages, precision / recall of facts and of kinds alone, the false-constraint rate (messages
+labelled with none that yield a prohibition, requirement, limit, format or preference), lifetime accuracy, rules only
+and, with `--detector`, with the detector too; extraction time per message; and the dev split's most frequent false
+constraints (their texts read from ../shared/benchdata, which the repository never holds).
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
-from bench.facts_eval import QualityReport, chat_rate, chat_turns, kind_scores, load_labelled, score
+from bench import _tau
+from bench.facts_eval import (
+    FALSE_CONSTRAINT_KINDS,
+    GoldFact,
+    Labelled,
+    QualityReport,
+    chat_rate,
+    chat_turns,
+    kind_scores,
+    load_labelled,
+    load_tau_labels,
+    score,
+    tau_messages,
+)
 from memory.config import load_config
 from memory.embedding.factory import load_embedder
 from memory.facts.assisted import read_again
@@ -26,6 +47,8 @@ from memory.facts.rules import KINDS, RuleSet, load_rules
 
 _DATA = Path(__file__).resolve().parents[1] / "tests" / "memory" / "facts"
 _HELD_OUT = {"heldout", "unseen"}
+_TAU_SPLITS = ("dev", "held-out")
+_TOP_FALSE = 15
 # name: (utterances, supersede pairs or None)
 SETS: dict[str, tuple[str, str | None]] = {
     "labelled": ("labelled.jsonl", "supersede.jsonl"),
@@ -60,9 +83,14 @@ def main() -> None:
     parser.add_argument("--no-chat", action="store_true", help="skip the chat-turn rate (reads ../shared/benchdata)")
     parser.add_argument("--detector", action="store_true",
                         help="add the model-assisted detector (loads the embedding model) to the rules")
+    parser.add_argument("--tau", action="store_true",
+                        help="only the real customer dialogue part (τ-bench airline, read from ../shared/benchdata)")
     args = parser.parse_args()
     rules = load_rules(*args.rules)
     detector = _detector(rules) if args.detector else None
+    if args.tau:
+        tau(rules, detector, misses=args.misses)
+        return
     reports = {name: score(_DATA / facts, rules, _DATA / pairs if pairs else None, detector)
                for name, (facts, pairs) in SETS.items()}
     header = _format(["set", "lang", "utterances", "precision", "recall", "F1", "supersede"])
@@ -108,13 +136,76 @@ def main() -> None:
                 print(f"{name} {miss.lang} {miss.what}: {miss.text!r} -> {fact.kind} | {fact.key} | {fact.value}")
 
 
+def tau(rules: RuleSet, detector: ClauseDetector | None = None, *, misses: bool = False) -> None:
+    """Print the customer dialogue tables: each split rules only (and with the detector when given), the time per
+    message, the dev split's most frequent false constraints and, with `misses`, every dev disagreement."""
+    reason = _tau.missing()
+    if reason is not None:
+        print(f"skipped: {reason}", file=sys.stderr)
+        return
+    labels = load_tau_labels()
+    splits = {split: tau_messages(labels, split) for split in _TAU_SPLITS}
+    readers: dict[str, ClauseDetector | None] = {"rules only": None}
+    if detector is not None:
+        readers["+ detector"] = detector
+    print(f"customer dialogue (τ-bench airline): facts P / R / F1, kinds alone P / R, false-constraint rate "
+          f"(messages labelled with none yielding {' / '.join(sorted(FALSE_CONSTRAINT_KINDS))}), lifetime")
+    print(f"{'split':<9} {'reader':<11} {'messages':>8} {'facts':>5}  {'P':>5} {'R':>5} {'F1':>5}   "
+          f"{'kinds P':>7} {'kinds R':>7}   {'false':>14}   lifetime")
+    for split, items in splits.items():
+        for name, reader in readers.items():
+            report = score(items, rules, detector=reader)
+            facts, kinds = report.facts["en"], kind_scores(items, rules, reader)["en"]
+            rate = chat_rate([i.text for i in items if not i.facts], rules, detector=reader,
+                             kinds=FALSE_CONSTRAINT_KINDS)
+            life = report.lifetime.get("en")
+            print(f"{split:<9} {name:<11} {facts.utterances:>8} {facts.gold:>5}  {facts.precision:.3f} "
+                  f"{facts.recall:.3f} {facts.f1:.3f}   {kinds.precision:>7.3f} {kinds.recall:>7.3f}   "
+                  f"{rate.rate:.4f} ({rate.flagged:>2}/{rate.turns})   "
+                  f"{f'{life.accuracy:.3f} ({life.correct}/{life.pairs})' if life else '-'}")
+    texts = [item.text for items in splits.values() for item in items]
+    print("\nextraction time per customer message (both splits)")
+    print("rules only:       " + _timing(rules, texts=texts))
+    if detector is not None:  # a fresh embedder: the scoring above left every clause in the first one's cache
+        print("rules + detector: " + _timing(rules, _detector(rules), texts=texts))
+    dev = splits["dev"]
+    last = next(reversed(readers))
+    print(f"\ndev: the {_TOP_FALSE} most frequent false constraints ({last}) on messages labelled with none, "
+          "by kind and rule, with one value and its message")
+    for (kind, rule), (count, value, text) in _false_constraints(dev, rules, readers[last]):
+        print(f"{count:>3}  {kind:<11} {rule:<30} {value!r:<36} e.g. {text!r}")
+    if misses:  # the dev split only: a held-out miss read is a held-out sentence tuned on
+        for miss in score(dev, rules, detector=readers[last]).misses:
+            fact = miss.fact
+            print(f"tau dev {miss.what}: {miss.text!r} -> {fact.kind} | {fact.key} | {fact.value}")
+
+
+def _false_constraints(items: Sequence[Labelled], rules: RuleSet, detector: ClauseDetector | None
+                       ) -> list[tuple[tuple[str, str], tuple[int, str, str]]]:
+    # Grouped by kind and the rule that fired: one misread stock phrase ("I don't have the ID with me") gives a
+    # different value in each message, and the rule is what the next step changes.
+    none = [item.text for item in items if not item.facts]
+    found = chat_rate(none, rules, keep=len(none), detector=detector, kinds=FALSE_CONSTRAINT_KINDS).examples
+    counts: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], tuple[str, GoldFact]] = {}
+    for text, facts in found:
+        for fact in facts:
+            group = (fact.kind, fact.rule)
+            counts[group] += 1
+            example.setdefault(group, (text, fact))
+    return [(group, (count, example[group][1].value, example[group][0]))
+            for group, count in counts.most_common(_TOP_FALSE)]
+
+
 def _detector(rules: RuleSet) -> ClauseDetector:
     config = load_config()
     return load_detector(load_embedder(config.embedding), rules=rules)
 
 
-def _timing(rules: RuleSet, detector: ClauseDetector | None = None) -> str:
-    texts = [item.text for name in ("dev", "unseen") for item in load_labelled(_DATA / SETS[name][0])]
+def _timing(rules: RuleSet, detector: ClauseDetector | None = None, *, texts: Sequence[str] | None = None) -> str:
+    if texts is None:
+        texts = [item.text for name in ("dev", "unseen") for item in load_labelled(_DATA / SETS[name][0])]
+    texts = list(texts)
     for text in texts[:50]:  # warm the regular-expression caches (and the model)
         read_again(extract(text, rules), detector, rules)
     # With the detector, one pass over texts not seen yet: the embedder's query cache would answer a second one.
