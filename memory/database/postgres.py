@@ -204,6 +204,24 @@ def _configure(conn: Any) -> None:
     conn.autocommit = True
     conn.adapters.register_dumper(bool, _Bool)
     conn.adapters.register_loader("numeric", _Number)
+    _cheap_random_reads(conn)
+
+
+# PostgreSQL's default cost of reading a page out of order, made for spinning disks.
+_DISK_RANDOM_PAGE_COST = "4"
+
+
+def _cheap_random_reads(conn: Any) -> None:
+    """Price a page read out of order as one in order, nearly, unless the server was tuned otherwise.
+
+    The store's reads fetch a few hundred rows by key (a recall's candidates, joined to their documents and
+    lexical rows) from a working set the server keeps in memory. At the default price the planner instead scans
+    a namespace's whole documents table to hash-join them, a cost that grows with the namespace while the
+    index lookups' does not (bench/backend_latency.py). 1.1 is what PostgreSQL's documentation suggests for
+    storage without a seek cost; a value an operator set is left as it is.
+    """
+    if conn.execute("SELECT current_setting('random_page_cost')").fetchone()[0] == _DISK_RANDOM_PAGE_COST:
+        conn.execute("SET random_page_cost = 1.1")
 
 
 def read_meta(url: str) -> dict[str, str] | None:
