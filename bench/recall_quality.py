@@ -8,6 +8,7 @@ cached in bench/.cache.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import uuid
@@ -155,47 +156,83 @@ def print_targets(scores: Scores, budgets: Sequence[int], baselines: Sequence[st
     print(f"targets (≥ +{LOCOMO_TARGET_MARGIN} over best baseline): " + "; ".join(checks))
 
 
-def longmemeval(args: argparse.Namespace, service: Service | None, embedder: CachedEmbedder | None, run: str) -> None:
-    """LongMemEval-S subset a: evidence-session and has_answer-turn recall at one budget."""
-    budget = args.longmemeval_budget
+def longmemeval(args: argparse.Namespace, service: Service | None, embedder: CachedEmbedder | None,
+                run: str) -> tuple[Scores, Scores]:
+    """LongMemEval-S subset a: evidence-session and has_answer-turn recall at every budget, by half; returns the
+    session and has_answer-turn scores of every question asked.
+
+    Questions at an odd position of the file are the tuning half, those at an even position the held-out half
+    (decided before any tuning, issue 38): a change is tuned on one and judged on the other.
+    """
+    budgets = args.longmemeval_budgets
     records = load_longmemeval(args.longmemeval_limit)
-    sessions, turns = Scores(), Scores()
-    total_turns = sum(len(c.turns) for c in records)
-    print(f"\n== LongMemEval-S subset a: {len(records)} questions, {total_turns} turns, budget {budget}")
+    positions = [n for n in range(len(records)) if args.longmemeval_half == "all"
+                 or (n % 2 == 1) == (args.longmemeval_half == "odd")]
+    halves = {"all": Scores(), "odd": Scores(), "even": Scores()}
+    turn_halves = {"all": Scores(), "odd": Scores(), "even": Scores()}
+    total_turns = sum(len(records[n].turns) for n in positions)
+    print(f"\n== LongMemEval-S subset a: {len(positions)} questions ({args.longmemeval_half}), {total_turns} turns, "
+          f"budgets {' / '.join(map(str, budgets))}")
+    dump = Path(args.dump).open("w", encoding="utf-8") if args.dump else None
     ingest_seconds = recall_seconds = 0.0
-    for n, conv in enumerate(records, 1):
+    for n in positions:
+        conv = records[n]
         question = conv.questions[0]
         answer_turns = sum(1 for t in conv.turns if t.metadata["has_answer"])
+        keys = ("all", "odd" if n % 2 else "even")
+        outcomes: list[tuple[str, int, list[tuple[Any, Mapping[str, Any]]], int]] = []
         if not args.skip_baselines:
             index = TurnIndex.build(conv.turns, embedder)
             for method, ranker in BASELINES.items():
                 if method == "dense" and embedder is None:
                     continue
-                chosen, used = pack(index, ranker(index, question.text), budget)
-                returned = [(i, conv.turns[i].metadata) for i in chosen]
-                score_longmemeval(method, budget, question, returned, answer_turns, used, sessions, turns)
+                ranking = ranker(index, question.text)
+                for budget in budgets:
+                    chosen, used = pack(index, ranking, budget)
+                    outcomes.append((method, budget, [(i, conv.turns[i].metadata) for i in chosen], used))
         if service is not None:
             namespace = f"lme-{conv.name}-{run}"
             seconds = ingest(service, namespace, conv)
             ingest_seconds += seconds
-            started = time.perf_counter()
-            answer = service.recall(namespace, question.text, budget)
-            recall_seconds += time.perf_counter() - started
-            returned = [(item.get("doc_id") or item.get("id"), item.get("metadata") or {})
-                        for item in answer.get("items", []) if item.get("tier") == "experience"]
-            score_longmemeval(SERVICE, budget, question, returned, answer_turns,
-                              int(answer.get("used_tokens", 0)), sessions, turns)
-            print(f"  [{n}/{len(records)}] {conv.name}: ingest {len(conv.turns)} turns {seconds:.1f}s",
-                  file=sys.stderr, flush=True)
-    methods = [m for m in (SERVICE, *BASELINES) if sessions.recall[m, budget]]
-    print_table("evidence-session recall / has_answer-turn recall / mean tokens", methods, ["sessions", "turns",
-                "tokens"], lambda m, col: {"sessions": sessions.mean(m, budget), "turns": turns.mean(m, budget),
-                                           "tokens": sessions.mean_tokens(m, budget)}[col])
-    n_turns = len(turns.recall[methods[0], budget]) if methods else 0
-    print(f"(has_answer-turn recall over the {n_turns} questions that have such turns)")
+            for budget in budgets:
+                started = time.perf_counter()
+                answer = service.recall(namespace, question.text, budget)
+                recall_seconds += time.perf_counter() - started
+                returned = [(item.get("doc_id") or item.get("id"), item.get("metadata") or {})
+                            for item in answer.get("items", []) if item.get("tier") == "experience"]
+                outcomes.append((SERVICE, budget, returned, int(answer.get("used_tokens", 0))))
+            print(f"  [{n}] {conv.name}: ingest {len(conv.turns)} turns {seconds:.1f}s", file=sys.stderr, flush=True)
+        for method, budget, returned, used in outcomes:
+            for key in keys:
+                score_longmemeval(method, budget, question, returned, answer_turns, used, halves[key],
+                                  turn_halves[key])
+            if dump is not None:
+                dump.write(json.dumps({
+                    "position": n, "question_id": question.question_id, "category": question.category,
+                    "method": method, "budget": budget, "used": used, "evidence": list(question.evidence),
+                    "answer_turns": answer_turns,
+                    "sessions": [str(m.get("session_id")) for _, m in returned],
+                    "has_answer": [bool(m.get("has_answer")) for _, m in returned],
+                }) + "\n")
+    if dump is not None:
+        dump.close()
+    for half, label in (("all", "all questions"), ("odd", "tuning half (odd positions)"),
+                        ("even", "held-out half (even positions)")):
+        sessions, turns = halves[half], turn_halves[half]
+        methods = [m for m in (SERVICE, *BASELINES) if sessions.recall[m, budgets[0]]]
+        if not methods:
+            continue
+        count = len(sessions.recall[methods[0], budgets[0]])
+        print_table(f"{label}, n={count}: evidence-session recall", methods, budgets,
+                    lambda m, b, s=sessions: s.mean(m, b))
+        print_table(f"{label}: has_answer-turn recall (over the {len(turns.recall[methods[0], budgets[0]])} "
+                    "questions that have such turns)", methods, budgets, lambda m, b, t=turns: t.mean(m, b))
+        print_table(f"{label}: mean tokens used", methods, budgets, lambda m, b, s=sessions: s.mean_tokens(m, b))
+    calls = len(positions) * len(budgets)
     if service is not None:
         print(f"ingestion {ingest_seconds:.1f}s for {total_turns} turns ({total_turns / max(ingest_seconds, 1e-9):.1f}"
-              f" turns/s); recall {1000 * recall_seconds / max(len(records), 1):.0f} ms each")
+              f" turns/s); {calls} recalls, {1000 * recall_seconds / max(calls, 1):.0f} ms each")
+    return halves["all"], turn_halves["all"]
 
 
 def score_longmemeval(method: str, budget: int, question: Question, returned: Sequence[tuple[Any, Mapping[str, Any]]],
@@ -232,7 +269,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip-baselines", action="store_true", help="measure the service only")
     parser.add_argument("--baselines-only", action="store_true", help="do not start or call the service")
     parser.add_argument("--longmemeval-limit", type=int, default=20, help="LongMemEval questions (0 skips it)")
-    parser.add_argument("--longmemeval-budget", type=int, default=2000)
+    parser.add_argument("--longmemeval-budgets", type=int, nargs="+", default=[500, 1000, 2000])
+    parser.add_argument("--longmemeval-half", choices=("all", "odd", "even"), default="all",
+                        help="LongMemEval questions at odd (tuning) or even (held-out) positions, or all")
+    parser.add_argument("--dump", help="write every LongMemEval answer's sessions and flags here (JSON lines)")
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--library", action="store_true",
                         help="answer in-process with cached vectors instead of starting the server (quick iterations)")
