@@ -196,13 +196,20 @@ class Memory:
         return JobOutcome(result.doc_id, result.chunks, result.status)
 
     def remember(self, namespace: str, turns: Sequence[MemoryTurn]) -> tuple[list[DocumentResult], int]:
-        """Store conversation turns as experiences; turns by configured speakers are also scanned for facts."""
+        """Store conversation turns as experiences; turns by configured speakers are also scanned for facts.
+
+        Those facts are recalled when a query is about them, never pinned for their kind: a request in a recorded
+        conversation ("do not use single quotes") was made for that conversation, and pinned it would go into every
+        later recall, so a long history's requests would crowd out what a query asks for (docs/experiments.md,
+        issue 38). What the user states to the memory itself (facts, pin) is pinned as before.
+        """
         results = self.experience.add_memories(namespace, turns)
         speakers = {s.lower() for s in self.config.facts.extract_from_speakers}
         facts = 0
         for turn in turns:
             if turn.speaker and turn.speaker.lower() in speakers:
-                facts += len(self.facts.observe(namespace, turn.text, source=f"memory from {turn.speaker}").stored)
+                facts += len(self.facts.observe(namespace, turn.text, source=f"memory from {turn.speaker}",
+                                                auto_pin=False).stored)
         return results, facts
 
     def promote(self, namespace: str, task_id: str, keys: Sequence[str], *, project: str | None = None,

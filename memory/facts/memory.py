@@ -60,15 +60,16 @@ class FactMemory:
         self._conversations = ConversationFacts(store, self._writer, self._read, clock, limits)
 
     def observe(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None,
-                task_id: str | None = None) -> FactChange:
+                task_id: str | None = None, auto_pin: bool = True) -> FactChange:
         """Extract facts from a user message by rules and store them; a fact on a known key supersedes it.
 
         Every sentence of the message gets one outcome: stored, superseded (a new version of a known key),
         request (a constraint for this request only) or ignored with the reason. A request-only constraint is
         returned in `this_turn`; it is stored only for the task (`session:<task_id>`) when `task_id` is given,
-        or in `scope` when that is narrower than global, never as a standing global fact.
+        or in `scope` when that is narrower than global, never as a standing global fact. With `auto_pin` False
+        no fact is pinned for its kind: every one is recalled when relevant (a message from a recorded history).
         """
-        return self._observe(namespace, text, scope, source, task_id, keep=True)
+        return self._observe(namespace, text, scope, source, task_id, keep=True, auto_pin=auto_pin)
 
     def preview(self, namespace: str, text: str, *, scope: str = "global", source: str | None = None,
                 task_id: str | None = None) -> FactChange:
@@ -80,13 +81,14 @@ class FactMemory:
         return self._observe(namespace, text, scope, source, task_id, keep=False)
 
     def _observe(self, namespace: str, text: str, scope: str, source: str | None, task_id: str | None, *,
-                 keep: bool) -> FactChange:
+                 keep: bool, auto_pin: bool = True) -> FactChange:
         check_length(text, self._limits.max_text_chars, "text", "limits.max_text_chars")
         text = _check_text(text)
         check_scope(scope)
         if task_id is not None:
             _check_task_id(task_id)
-        return self._writer.write(namespace, scope, self._read(text), source, pin=None, task_id=task_id, keep=keep)
+        return self._writer.write(namespace, scope, self._read(text), source, pin=None, task_id=task_id, keep=keep,
+                                  auto_pin=auto_pin)
 
     def observe_conversation(self, namespace: str, task_id: str, messages: Sequence[tuple[int, str]], *,
                              source_prefix: str | None = None) -> dict[int, frozenset[tuple[str, str]]]:

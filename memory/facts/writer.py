@@ -38,8 +38,10 @@ class FactWriter:
 
     def write(self, namespace: str, scope: str, clauses: Sequence[Clause], source: str | None,
               pin: bool | None, task_id: str | None = None, keep: bool = True, *, screen: Screen | None = None,
-              reads: Sequence[str] = ()) -> FactChange:
+              reads: Sequence[str] = (), auto_pin: bool = True) -> FactChange:
         """Store the clauses' facts and say what became of each; with `keep` False, roll it all back.
+
+        With `pin` None a new fact is pinned when its kind is one of `auto_pin_kinds`, unless `auto_pin` is False.
 
         `screen` may stop a fact before it is written; `reads` are the other scopes the facts are read with, where
         a correction that names no thing ("make that $1,500") may find the budget it corrects.
@@ -83,7 +85,7 @@ class FactWriter:
                     current = self._rows.current(db, namespace, where, fact.key)
                     # A fact the model-assisted detector found is recalled when relevant, not pinned unasked.
                     pinned = pin if pin is not None else (
-                        current.pinned if current else fact.kind in self._config.auto_pin_kinds
+                        current.pinned if current else auto_pin and fact.kind in self._config.auto_pin_kinds
                         and fact.confidence >= 1.0
                         and not fact.key.startswith(_BUDGET + " for"))  # about one thing: recalled, not standing
                     if current and (current.value, current.kind, current.pinned) == (fact.value, fact.kind, pinned):
