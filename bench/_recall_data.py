@@ -146,6 +146,8 @@ def load_longmemeval(limit: int | None = None) -> list[Conversation]:
         for date_text, session_id, session in sessions:
             when = datetime.strptime(date_text, "%Y/%m/%d (%a) %H:%M")
             for i, turn in enumerate(session):
+                if not turn["content"].strip():
+                    continue  # one filler turn is empty: nothing to store or find, and the service refuses it
                 turns.append(Turn(
                     text=turn["content"],
                     speaker=turn["role"],

@@ -166,7 +166,7 @@ def longmemeval(args: argparse.Namespace, service: Service | None, embedder: Cac
     """
     budgets = args.longmemeval_budgets
     records = load_longmemeval(args.longmemeval_limit)
-    positions = [n for n in range(len(records)) if args.longmemeval_half == "all"
+    positions = [n for n in range(args.longmemeval_from, len(records)) if args.longmemeval_half == "all"
                  or (n % 2 == 1) == (args.longmemeval_half == "odd")]
     halves = {"all": Scores(), "odd": Scores(), "even": Scores()}
     turn_halves = {"all": Scores(), "odd": Scores(), "even": Scores()}
@@ -272,6 +272,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--longmemeval-budgets", type=int, nargs="+", default=[500, 1000, 2000])
     parser.add_argument("--longmemeval-half", choices=("all", "odd", "even"), default="all",
                         help="LongMemEval questions at odd (tuning) or even (held-out) positions, or all")
+    parser.add_argument("--longmemeval-from", type=int, default=0, help="skip the LongMemEval questions before this")
     parser.add_argument("--dump", help="write every LongMemEval answer's sessions and flags here (JSON lines)")
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--library", action="store_true",
