@@ -7,6 +7,9 @@ Training rows:
 - memory/facts/detector_data.jsonl, written for the detector: kinds in phrasings the rules miss, and hard
   negatives (advice to a friend, questions, someone else's constraint, reported speech, one-off tasks, the past);
 - tests/memory/facts/labelled.jsonl: lines with one kind of fact, and lines with none;
+- the τ-bench airline customers' messages of the dev split (tests/memory/facts/tau_labels.jsonl, texts read from
+  ../shared): the open clauses of messages labelled with no constraint as "none", one-clause messages of one kind
+  as that kind; their false rate is held to the target on its own;
 - as "none", every clause the rules leave without a fact (guards.NO_FACT) in the development chat (LoCoMo
   conv-26/30/41, MemoryBank users 1-8 in both languages): the clauses the detector is actually shown. Held-out
   sets (tests/memory/facts/heldout.jsonl, LoCoMo conv-42/43/44, MemoryBank users 9-15) are never read.
@@ -19,8 +22,8 @@ together beats either alone at the same false rate; the vector alone is weak on 
 the n-grams alone miss English paraphrases. Nearest-prototype scoring over the same vectors was tried while the
 data was written and did worse than the classifier at every false rate, so no prototypes ship. A detection is
 the most likely kind when its probability reaches the language's threshold; the threshold is the lowest (on a
-0.01 grid) at which the cross-validated false rate is at most 1 % on both the hand-written negatives and the
-chat clauses. Precision counts a detection of the wrong kind as wrong.
+0.01 grid) at which the cross-validated false rate is at most 1 % on the hand-written negatives, the chat clauses and
+the customers' messages, each group on its own. Precision counts a detection of the wrong kind as wrong.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from bench.embed_cache import CachedEmbedder
-from bench.facts_eval import BENCHDATA, chat_sources
+from bench import _tau
+from bench.facts_eval import BENCHDATA, chat_sources, load_tau_labels
 from memory.config import load_config
 from memory.embedding import load_embedder
 from memory.errors import ValidationError
@@ -73,7 +77,7 @@ class Row:
     lang: str
     text: str
     label: str
-    source: str  # written | labelled | chat
+    source: str  # written | labelled | tau | chat
     group: str = ""
 
 
@@ -126,6 +130,32 @@ def chat_rows(data: Path = BENCHDATA) -> list[Row]:
         for clause in extract(turn, rules).clauses:
             if clause.reason == guards.NO_FACT and clause.text:
                 rows.append(Row(_lang(clause.text), clause.text, NONE, "chat", group))
+    return rows
+
+
+def tau_rows() -> list[Row]:
+    """The τ-bench customers' messages of the dev split (tests/memory/facts/tau_labels.jsonl; texts read from
+    ../shared at run time), each task's trials grouped: every clause the rules leave without a fact in a message
+    labelled with no constraint, as "none" (confirmations, circumstances, single requests: what an agent's user
+    says most), and a message labelled with constraints of one kind whose only open clause is that clause, as that
+    kind. None without the data; the held-out split is never read."""
+    if _tau.missing() is not None:
+        return []
+    rules = load_rules()
+    texts = {(t.task_id, t.trial, j): m.get("content") for t in _tau.load_trajectories()
+             for j, m in enumerate(t.messages) if m.get("role") == "user"}
+    rows: list[Row] = []
+    for label in load_tau_labels():
+        text = texts.get((label.task_id, label.trial, label.index))
+        if label.split != "dev" or not isinstance(text, str):
+            continue
+        open_clauses = [c.text for c in extract(text, rules).clauses if c.reason == guards.NO_FACT and c.text]
+        kinds = {fact.kind for fact in label.facts}
+        group = f"tau:{label.task_id}"
+        if not kinds:
+            rows.extend(Row(_lang(c), c, NONE, "tau", group) for c in open_clauses)
+        elif len(kinds) == 1 and len(open_clauses) == 1:
+            rows.append(Row(_lang(open_clauses[0]), open_clauses[0], kinds.pop(), "tau", group))
     return rows
 
 
@@ -215,6 +245,7 @@ class Operating:
     written_false: float
     chat_false: float
     detected: int
+    dialogue_false: float = 0.0  # on the agent customers' messages that state no constraint (tau rows)
 
 
 def detections(probabilities: np.ndarray, guarded: np.ndarray, thresholds: np.ndarray | float) -> np.ndarray:
@@ -232,21 +263,25 @@ def operate(rows: Sequence[Row], probabilities: np.ndarray, guarded: np.ndarray,
     truth = np.array([LABELS.index(row.label) for row in rows])
     mine = np.array([row.lang == lang for row in rows])
     chat = mine & np.array([row.source == "chat" for row in rows])
-    positive, negative = mine & (truth != 0), mine & (truth == 0) & ~chat
+    # Each group of negatives is held to the target on its own: pooled, many easy ones would let the threshold
+    # fall on the hard ones.
+    dialogue = mine & (truth == 0) & np.array([row.source == "tau" for row in rows])
+    positive, negative = mine & (truth != 0), mine & (truth == 0) & ~chat & ~dialogue
     right = detected & positive & (label == truth)
     shown = detected & (positive | negative)
     return Operating(
         threshold, _share(right.sum(), shown.sum()), _share(right.sum(), positive.sum()),
         _share((right & missed).sum(), (positive & missed).sum()), _share((detected & negative).sum(), negative.sum()),
-        _share((detected & chat).sum(), chat.sum()), int(shown.sum()))
+        _share((detected & chat).sum(), chat.sum()), int(shown.sum()), _share((detected & dialogue).sum(), dialogue.sum()))
 
 
 def choose(rows: Sequence[Row], probabilities: np.ndarray, guarded: np.ndarray, missed: np.ndarray,
            lang: str) -> Operating:
-    """The lowest threshold whose false rates on hand-written and on chat negatives are both within TARGET."""
+    """The lowest threshold whose false rates on hand-written, chat and customer-dialogue negatives are each within
+    TARGET."""
     for threshold in GRID:
         point = operate(rows, probabilities, guarded, missed, lang, float(threshold))
-        if point.written_false <= TARGET and point.chat_false <= TARGET:
+        if max(point.written_false, point.chat_false, point.dialogue_false) <= TARGET:
             return point
     return operate(rows, probabilities, guarded, missed, lang, 1.0)
 
@@ -294,9 +329,11 @@ def write(model: DetectorModel, rows: Sequence[Row], out: Path = OUT) -> tuple[P
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--no-compare", action="store_true", help="skip the vector-only / n-grams-only comparison")
+    parser.add_argument("--out", type=Path, default=OUT, help="folder to write detector.npz and detector.toml to "
+                                                             "(default: the shipped ones, memory/facts)")
     args = parser.parse_args(argv)
 
-    rows = merge(written_rows(), labelled_rows(), chat_rows())
+    rows = merge(written_rows(), labelled_rows(), tau_rows(), chat_rows())
     rules = load_rules()
     embedder = CachedEmbedder(load_embedder(load_config().embedding))
     vectors = embedder.encode_queries([row.text for row in rows])
@@ -308,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     pooled, guarded_pooled, missed_pooled = list(rows) * REPEATS, np.tile(guarded, REPEATS), np.tile(missed, REPEATS)
     print(f"\n{FOLDS}-fold cross-validation drawn {REPEATS} times; each view at its own threshold:")
     print(f"  {'views':17} {'lang':4} {'threshold':>9} {'precision':>9} {'recall':>7} {'rule-missed recall':>18} "
-          f"{'written FR':>10} {'chat FR':>8}")
+          f"{'written FR':>10} {'chat FR':>8} {'dialogue FR':>11}")
     chosen: dict[str, Operating] = {}
     probabilities = np.zeros((0, len(LABELS)))
     for views in (Views(terms=False), Views(vectors=False), Views()) if not args.no_compare else (Views(),):
@@ -320,10 +357,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     model = replace(fit(rows, vectors), thresholds={lang: chosen[lang].threshold for lang in LANGS},
                     model=embedder.identity.model)
-    weights, meta = write(model, rows)
+    weights, meta = write(model, rows, args.out)
     thresholds = ", ".join(f"{lang} {value}" for lang, value in model.thresholds.items())
-    print(f"\nwrote {weights.relative_to(ROOT)} ({weights.stat().st_size // 1024} KiB, {len(model.vocabulary)} "
-          f"n-grams) and {meta.relative_to(ROOT)}; thresholds {thresholds}")
+    print(f"\nwrote {weights} ({weights.stat().st_size // 1024} KiB, {len(model.vocabulary)} "
+          f"n-grams) and {meta}; thresholds {thresholds}")
 
 
 def describe(rows: Sequence[Row], guarded: np.ndarray) -> None:
@@ -331,7 +368,7 @@ def describe(rows: Sequence[Row], guarded: np.ndarray) -> None:
     counts = Counter((row.lang, row.source, row.label == NONE) for row in rows)
     print("rows (positives/negatives):")
     for lang in LANGS:
-        cells = [f"{s} {counts[(lang, s, False)]}/{counts[(lang, s, True)]}" for s in ("written", "labelled", "chat")]
+        cells = [f"{s} {counts[(lang, s, False)]}/{counts[(lang, s, True)]}" for s in ("written", "labelled", "tau", "chat")]
         mine = [i for i, row in enumerate(rows) if row.lang == lang and row.source != "chat" and guarded[i]]
         negatives = sum(rows[i].label == NONE for i in mine)
         print(f"  {lang}: " + ", ".join(cells) + f"; rejected by the guards before the classifier "
@@ -356,7 +393,7 @@ def report_shipped(rows: Sequence[Row], probabilities: np.ndarray, guarded: np.n
 
 def _cells(lang: str, point: Operating) -> str:
     return (f"{lang:4} {point.threshold:9.2f} {point.precision:9.3f} {point.recall:7.3f} {point.recall_missed:18.3f} "
-            f"{point.written_false:10.3f} {point.chat_false:8.4f}")
+            f"{point.written_false:10.3f} {point.chat_false:8.4f} {point.dialogue_false:11.3f}")
 
 
 if __name__ == "__main__":

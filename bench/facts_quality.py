@@ -83,11 +83,13 @@ def main() -> None:
     parser.add_argument("--no-chat", action="store_true", help="skip the chat-turn rate (reads ../shared/benchdata)")
     parser.add_argument("--detector", action="store_true",
                         help="add the model-assisted detector (loads the embedding model) to the rules")
+    parser.add_argument("--detector-file", type=Path, metavar="TOML",
+                        help="with --detector, this detector.toml instead of the shipped one (a trial's)")
     parser.add_argument("--tau", action="store_true",
                         help="only the real customer dialogue part (τ-bench airline, read from ../shared/benchdata)")
     args = parser.parse_args()
     rules = load_rules(*args.rules)
-    detector = _detector(rules) if args.detector else None
+    detector = _detector(rules, args.detector_file) if args.detector else None
     if args.tau:
         tau(rules, detector, misses=args.misses)
         return
@@ -197,9 +199,9 @@ def _false_constraints(items: Sequence[Labelled], rules: RuleSet, detector: Clau
             for group, count in counts.most_common(_TOP_FALSE)]
 
 
-def _detector(rules: RuleSet) -> ClauseDetector:
+def _detector(rules: RuleSet, path: Path | None = None) -> ClauseDetector:
     config = load_config()
-    return load_detector(load_embedder(config.embedding), rules=rules)
+    return load_detector(load_embedder(config.embedding), path, rules=rules)
 
 
 def _timing(rules: RuleSet, detector: ClauseDetector | None = None, *, texts: Sequence[str] | None = None) -> str:

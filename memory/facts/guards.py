@@ -8,6 +8,7 @@ from memory.facts.rules import Markers
 
 __all__ = [
     "ADVICE",
+    "CIRCUMSTANCE",
     "CODE",
     "HYPOTHETICAL",
     "NO_FACT",
@@ -25,6 +26,7 @@ QUESTION = "a question, not a statement"
 HYPOTHETICAL = "hypothetical, not a standing instruction"
 REPORTED = "reported speech, not the user's own instruction"
 ADVICE = "encouragement or advice to a person, not an instruction"
+CIRCUMSTANCE = "what the user has not got at hand or in mind, not an instruction"
 QUOTED = "quoted text, not the user's own instruction"
 CODE = "code, not prose"
 NO_FACT = "no constraint, preference or profile statement found"
@@ -55,12 +57,15 @@ def judge_sentence(sentence: str, markers: Markers, whole: str | None = None) ->
 
 
 def judge_clause(clause: str, markers: Markers) -> Verdict | None:
-    """Reject one clause that only sets a scope ('when ...'), encourages a person ('don't give up'), reports
-    someone else, or negates ('I'm not saying')."""
+    """Reject one clause that only sets a scope ('when ...'), encourages a person ('don't give up'), says what the
+    user has not got at hand ('I don't have the order id with me'), reports someone else, or negates ('I'm not
+    saying')."""
     if markers.conditional is not None and markers.conditional.search(clause):
         return Verdict(HYPOTHETICAL)
     if markers.advice is not None and markers.advice.search(clause):
         return Verdict(ADVICE)
+    if markers.circumstance is not None and markers.circumstance.search(clause):
+        return Verdict(CIRCUMSTANCE)
     if markers.reported is not None:
         match = markers.reported.search(clause)
         if match is not None:

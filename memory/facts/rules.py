@@ -27,7 +27,7 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 MARKER_NAMES = (
     "question", "hypothetical", "conditional", "reported", "negated", "lead_in", "trailer", "cue",
     "deictic", "light_verb", "filler", "conjunction", "new_clause", "request", "correction",
-    "standing", "this_request", "one_off", "advice",
+    "standing", "this_request", "one_off", "advice", "circumstance",
 )
 
 # The kinds that tell the assistant what to do or not to do: only they can hold for one request alone, and
@@ -94,6 +94,7 @@ class Markers:
     this_request: re.Pattern[str] | None = None
     one_off: re.Pattern[str] | None = None
     advice: re.Pattern[str] | None = None
+    circumstance: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)

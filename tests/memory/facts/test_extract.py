@@ -110,6 +110,11 @@ def test_each_kind_in_both_languages(rules: RuleSet, text: str, expected: tuple[
         ("chit-chat", "谢谢，非常有帮助！"),
         ("chit-chat", "不用谢。"),
         ("chit-chat", "哈哈，好的。"),
+        ("circumstance", "I don't have my booking number with me right now."),
+        ("circumstance", "We don't have the invoice handy."),
+        ("circumstance", "I don't have access to my email at the moment."),
+        ("circumstance", "我现在手边没有订单号。"),
+        ("circumstance", "我身上没带护照。"),
     ],
 )
 def test_negative_categories_yield_no_facts(rules: RuleSet, category: str, text: str) -> None:
@@ -153,6 +158,9 @@ def test_negation_reason_quotes_the_negating_words(rules: RuleSet) -> None:
          [("format", "format:language", "Chinese"), ("format", "format:length", "concise"),
           ("prohibition", "prohibition:表情", "表情")]),
         ("Should I avoid Python 2? Anyway, never use eval.", [("prohibition", "prohibition:eval", "eval")]),
+        # What one cannot have (a diet) is a rule; what one has not got on one is a circumstance (above).
+        ("I don't have my ticket with me, and I can't have gluten.", [("prohibition", "prohibition:gluten", "gluten")]),
+        ("我不吃猪肉，现在手边也没有订单号。", [("prohibition", "prohibition:猪肉", "猪肉")]),
         ("他说不要用Python，但我要求必须用Python 3。", [("requirement", "requirement:python", "Python 3")]),
     ],
 )

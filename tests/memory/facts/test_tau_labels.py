@@ -47,11 +47,12 @@ def test_label_lines_hold_no_message_text() -> None:
 
 
 def test_held_out_floors(rules: RuleSet) -> None:
-    """Floors against regressions, far from the issue's targets (recall 0.75, precision 0.90, false rate 2 %):
-    bench/RESULTS.md has today's figures. Held out: only these aggregates are read, never the misses."""
+    """Floors against regressions (the issue's targets: recall 0.75, precision 0.90, false rate 2 %, which the
+    false rate meets): bench/RESULTS.md has today's figures. Held out: only these aggregates are read, never the
+    misses."""
     items = tau_messages(load_tau_labels(), "held-out")
     kinds = kind_scores(items, rules)["en"]
-    assert kinds.precision >= 0.30, f"kinds precision {kinds.precision:.3f}"
+    assert kinds.precision >= 0.60, f"kinds precision {kinds.precision:.3f}"
     assert kinds.recall >= 0.05, f"kinds recall {kinds.recall:.3f}"
     # Today's rules match no labelled held-out fact whole (slot keys such as cabin and payment, and the customers'
     # wording), so facts have no floor yet: the first fact found raises one here.
@@ -59,4 +60,4 @@ def test_held_out_floors(rules: RuleSet) -> None:
     assert facts.utterances == len(items) and facts.gold >= 100
     rate = chat_rate([item.text for item in items if not item.facts], rules, kinds=FALSE_CONSTRAINT_KINDS)
     assert rate.turns >= 200, f"only {rate.turns} messages labelled with no constraint"
-    assert rate.rate <= 0.07, f"{rate.rate:.4f} of held-out messages stating none read as a constraint"
+    assert rate.rate <= 0.02, f"{rate.rate:.4f} of held-out messages stating none read as a constraint"
