@@ -116,4 +116,6 @@ def test_a_line_is_cut_at_a_separator_and_marked() -> None:
 def test_a_huge_result_is_read_in_bounded_time(result: str) -> None:
     started = time.perf_counter()
     [text] = line("dump", {}, result, (400, DETAIL))
-    assert time.perf_counter() - started < 2.0 and len(found(text)) <= 420
+    # A bound on growth, not a speed target: a reading that grew with the result's square would take minutes, and
+    # a machine busy with other work must not fail the linear one (bench/ has the timings).
+    assert time.perf_counter() - started < 6.0 and len(found(text)) <= 420
