@@ -117,6 +117,7 @@ def build_postgres(size: int, pool: Sequence[str], cluster: PostgresCluster, chr
     if dump.exists():
         started = time.perf_counter()
         _client(cluster, "pg_restore", "--no-owner", "-j", "2", "-d", url, str(dump))
+        _client(cluster, "vacuumdb", "--analyze", "-d", url)  # a dump holds no statistics; a store written has them
         _copy_vectors(load_config().replace("service", data_dir=str(build_sqlite(size, pool))), config)
         print(f"restored {size:,} chunks into PostgreSQL + the Chroma server in "
               f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
