@@ -93,6 +93,26 @@ def test_a_history_of_older_statements_stores_nothing_and_a_new_message_does(wor
 
 
 @pytest.mark.parametrize("lang", sorted(BUDGETS))
+def test_a_correction_that_leaves_its_subject_unsaid_is_shown_with_it(world: World, lang: str) -> None:
+    """Pinned into every context, "Actually, make it 800 dollars." alone says nothing of what it is about."""
+    first, second, *_ = BUDGETS[lang]
+    world.facts.observe("u1", first)
+    world.facts.observe("u1", second)
+    budget = _one(world.facts.list_facts("u1"))
+    assert (budget.pinned, budget.text) == (True, "budget: 800 " + ("USD" if lang == "en" else "CNY"))
+    snippet = _one(world.facts.snippets("u1", "what may I spend?", ("global",)))
+    assert snippet.text == budget.text
+    named = {"en": "Actually, my budget is 900 dollars.", "zh": "算了，预算改成900元。"}[lang]
+    world.facts.observe("u1", named)
+    assert _one(world.facts.list_facts("u1")).text == "budget: 900 " + ("USD" if lang == "en" else "CNY")
+    # A fact whose value names its subject keeps the user's words.
+    fixed = {"en": "Actually, never use tabs in YAML.", "zh": "其实，以后不要用表格。"}[lang]
+    world.facts.observe("u1", fixed)
+    (rule,) = [f for f in world.facts.list_facts("u1") if f.kind == "prohibition"]
+    assert rule.value in rule.text and rule.text in fixed
+
+
+@pytest.mark.parametrize("lang", sorted(BUDGETS))
 def test_a_new_message_with_an_old_value_in_other_words_is_stored(world: World, lang: str) -> None:
     first, second, *_ = BUDGETS[lang]
     again = {"en": "Actually, make it 500 dollars again.", "zh": "算了，改成500元"}[lang]
