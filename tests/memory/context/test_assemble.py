@@ -163,7 +163,7 @@ def test_constraints_in_user_messages_bind_their_task(memory: Memory, text: str)
 
 def test_retrieval_comes_from_memory_and_facts_stay_in_their_block(memory: Memory) -> None:
     memory.add_document("ns", TextInput(ABSTRACT + "\n\n" + ZH, title="La Rance"))
-    memory.remember("ns", [MemoryTurn(text="预算不超过500元。", speaker="user")])
+    memory.facts.observe("ns", "预算不超过500元。")  # told to the memory: pinned (a remembered turn's would not be)
     result = memory.context(ContextRequest("ns", [{"role": "user", "content": "When did the La Rance tidal station open?"}],
                             window=8192))
     check_fits(memory, result)
