@@ -42,8 +42,8 @@ from scipy.sparse import csr_matrix, hstack
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
-from bench.embed_cache import CachedEmbedder
 from bench import _tau
+from bench.embed_cache import CachedEmbedder
 from bench.facts_eval import BENCHDATA, chat_sources, load_tau_labels
 from memory.config import load_config
 from memory.embedding import load_embedder
@@ -272,7 +272,8 @@ def operate(rows: Sequence[Row], probabilities: np.ndarray, guarded: np.ndarray,
     return Operating(
         threshold, _share(right.sum(), shown.sum()), _share(right.sum(), positive.sum()),
         _share((right & missed).sum(), (positive & missed).sum()), _share((detected & negative).sum(), negative.sum()),
-        _share((detected & chat).sum(), chat.sum()), int(shown.sum()), _share((detected & dialogue).sum(), dialogue.sum()))
+        _share((detected & chat).sum(), chat.sum()), int(shown.sum()),
+        _share((detected & dialogue).sum(), dialogue.sum()))
 
 
 def choose(rows: Sequence[Row], probabilities: np.ndarray, guarded: np.ndarray, missed: np.ndarray,
@@ -368,7 +369,8 @@ def describe(rows: Sequence[Row], guarded: np.ndarray) -> None:
     counts = Counter((row.lang, row.source, row.label == NONE) for row in rows)
     print("rows (positives/negatives):")
     for lang in LANGS:
-        cells = [f"{s} {counts[(lang, s, False)]}/{counts[(lang, s, True)]}" for s in ("written", "labelled", "tau", "chat")]
+        cells = [f"{s} {counts[(lang, s, False)]}/{counts[(lang, s, True)]}"
+                 for s in ("written", "labelled", "tau", "chat")]
         mine = [i for i, row in enumerate(rows) if row.lang == lang and row.source != "chat" and guarded[i]]
         negatives = sum(rows[i].label == NONE for i in mine)
         print(f"  {lang}: " + ", ".join(cells) + f"; rejected by the guards before the classifier "

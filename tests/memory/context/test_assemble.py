@@ -15,7 +15,6 @@ from memory import TextInput
 from memory.context import ContextRequest, count_tokens, parse_messages
 from memory.context.constraints import BLOCK_HEADER, RESTATE_PREFIX
 from memory.errors import ValidationError
-from memory.experience import MemoryTurn
 from memory.service import Memory
 from tests.memory.context.chat import call
 
