@@ -158,6 +158,11 @@ def test_negation_reason_quotes_the_negating_words(rules: RuleSet) -> None:
          [("format", "format:language", "Chinese"), ("format", "format:length", "concise"),
           ("prohibition", "prohibition:表情", "表情")]),
         ("Should I avoid Python 2? Anyway, never use eval.", [("prohibition", "prohibition:eval", "eval")]),
+        # A rule at the end of a sentence about something else is read as it is read alone.
+        ("I need the report by Friday, and please answer in British spelling.",
+         [("limit", "limit:deadline", "Friday"), ("format", "format:spelling", "British")]),
+        ("报告周五前给我，另外请用英式拼写回答。",
+         [("limit", "limit:deadline", "Friday"), ("format", "format:spelling", "British")]),
         # What one cannot have (a diet) is a rule; what one has not got on one is a circumstance (above).
         ("I don't have my ticket with me, and I can't have gluten.", [("prohibition", "prohibition:gluten", "gluten")]),
         ("我不吃猪肉，现在手边也没有订单号。", [("prohibition", "prohibition:猪肉", "猪肉")]),
