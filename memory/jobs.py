@@ -48,6 +48,7 @@ _REPORT_S = 2.0
 # twice a lease too, so a job whose replica died moves on within one and a half leases.
 _IDLE_S = 60.0
 _CANCEL_WAIT_S = 5 * _REPORT_S  # how long a cancel waits for another process's runner to stop
+_CANCELLED = "cancelled before the document was stored"  # the error of every job stopped before its write
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,7 @@ class Jobs:
                     break
                 # A cancel asked of a job whose owner stopped before it read it: cancelled now, never run.
                 tx.execute("UPDATE jobs SET state = 'cancelled', payload = NULL, cancel = 0, error = ?, updated_at = ? "
-                           "WHERE id = ?", ["cancelled before the document was stored", to_iso(now), row[0]])
+                           "WHERE id = ?", [_CANCELLED, to_iso(now), row[0]])
                 self._store.erase_later(tx)
             tx.execute("UPDATE jobs SET state = 'running', owner = ?, heartbeat_at = ?, stage = 'starting', "
                        "done = 0, total = 0, updated_at = ? WHERE id = ?",
@@ -286,7 +287,7 @@ class Jobs:
                     tx.execute("UPDATE jobs SET state = 'queued', owner = NULL WHERE id = ? AND state = 'running' "
                                "AND owner = ?", [job_id, self._owner])
             else:  # cancelled here or in its row (a job whose row is gone was forgotten: nothing to record)
-                self._finish(job_id, "cancelled", error="cancelled before the document was stored")
+                self._finish(job_id, "cancelled", error=_CANCELLED)
         except MemoryError_ as exc:
             self._finish(job_id, "failed", error=str(exc), kind=type(exc).__name__.rstrip("_"))
         except Exception as exc:  # a bug: the job fails, the worker goes on

@@ -76,8 +76,8 @@ class Store:
         # A collection dropped while another thread holds its handle must not break that thread (see LiveCollection).
         self._live = LiveCollections(self._chroma_collection, lambda name: self.chroma.delete_collection(name))
         try:
-            # Held before anything is read: a re-embed (`alone`) waits for no other process to have the store open,
-            # and no process opens it while one runs.
+            # Held before anything is read: a re-embed (`alone`) is refused while another process has the store
+            # open, and no process opens it while one runs.
             self.database.hold(exclusive=alone)
             with self.write_lock:
                 self.database.migrate()

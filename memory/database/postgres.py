@@ -224,12 +224,22 @@ def _cheap_random_reads(conn: Any) -> None:
         conn.execute("SET random_page_cost = 1.1")
 
 
+def _connect(url: str, **options: Any) -> Any:
+    """A connection of its own, outside the pool; StoreError in a sentence when the server cannot be reached."""
+    import psycopg
+
+    try:
+        return psycopg.connect(url, connect_timeout=30, **options)
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"cannot connect to PostgreSQL at {redacted(url)}: {exc}") from exc
+
+
 def read_meta(url: str) -> dict[str, str] | None:
     """The `meta` rows of the store in the database at `url`; None when it holds none yet."""
     import psycopg
 
     try:
-        with psycopg.connect(url, connect_timeout=30) as conn:
+        with _connect(url) as conn:
             return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta").fetchall()}
     except psycopg.errors.UndefinedTable:
         return None
@@ -319,13 +329,8 @@ class PostgresDatabase:
     def hold(self, exclusive: bool) -> None:
         """Take `_HOLDER` on a connection of its own, kept until close(): a session lock, so a process that dies
         (or loses its connection) lets go of it at once."""
-        import psycopg
-
         name = f"memory {'rewrite' if exclusive else 'store'} pid {os.getpid()} on {socket.gethostname()}"[:63]
-        try:
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=30, application_name=name)
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"cannot connect to PostgreSQL at {self.where}: {exc}") from exc
+        conn = _connect(self.url, autocommit=True, application_name=name)
         take = "pg_try_advisory_lock" if exclusive else "pg_try_advisory_lock_shared"
         taken = conn.execute(f"SELECT {take}(%s)", [_HOLDER]).fetchone()
         if taken is not None and taken[0]:
