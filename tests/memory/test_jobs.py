@@ -239,6 +239,7 @@ def test_a_job_stopped_between_its_embedding_and_its_write_stores_nothing(
     namespace = f"race-{uuid.uuid4().hex[:8]}"
     stopped = threading.Event()
     runners: list[Memory] = []  # whose worker claimed the job (on PostgreSQL either replica's may)
+    stops: list[threading.Thread] = []  # the stop's thread, joined before the stores close
 
     def row() -> tuple[int, str] | None:
         return stopper.store.db.execute("SELECT cancel, owner FROM jobs WHERE namespace = ?", [namespace]).fetchone()
@@ -255,6 +256,7 @@ def test_a_job_stopped_between_its_embedding_and_its_write_stores_nothing(
         # In a thread: a stop on the runner's own Memory waits for its worker, which is this thread.
         thread = threading.Thread(target=action)
         thread.start()
+        stops.append(thread)
         deadline = time.monotonic() + 30
         while not (row() is None if stop == "delete" else row() == (1, found[1])):
             assert time.monotonic() < deadline, f"the {stop} never reached the job's row"
@@ -287,3 +289,6 @@ def test_a_job_stopped_between_its_embedding_and_its_write_stores_nothing(
                                              ("lexical_rows", "ns", namespace_token(namespace))]] == [0, 0, 0, 0]
         collection = memory.store.collection(namespace, create=False)
         assert collection is None or collection.count() == 0
+    for thread in stops:  # a cancel on the other replica may still be waiting for the job's row to say it stopped
+        thread.join(30)
+        assert not thread.is_alive()
