@@ -116,6 +116,14 @@ def memory(config: Config, embedder: Embedder) -> Iterator[Memory]:
 BACKENDS = ("sqlite", "postgres")
 
 
+TEMPLATE = "memory_template"  # the session cluster's database migrated once, which each test's copies
+
+
+def fresh_database(cluster: PostgresCluster) -> str:
+    """The URL of a new database of `cluster`, a copy of the migrated template."""
+    return cluster.create_database("t" + uuid.uuid4().hex[:16], template=TEMPLATE)
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresCluster]:
     """One throwaway PostgreSQL cluster for the session, with a database migrated once to copy per test."""
@@ -123,7 +131,7 @@ def postgres() -> Iterator[PostgresCluster]:
         pytest.skip("no PostgreSQL server is installed here (make test installs Debian's postgresql package), so "
                     "the PostgreSQL backend's runs of this test are skipped")
     with PostgresCluster() as cluster:
-        template = PostgresDatabase(cluster.create_database("memory_template"))
+        template = PostgresDatabase(cluster.create_database(TEMPLATE))
         template.migrate()
         template.close()
         yield cluster
@@ -162,8 +170,8 @@ def on_backend(config: Config, backend: str, request: pytest.FixtureRequest) -> 
         return config
     cluster: PostgresCluster = request.getfixturevalue("postgres")
     chroma: ChromaServer = request.getfixturevalue("chroma_server")
-    name = "t" + uuid.uuid4().hex[:16]
-    url = cluster.create_database(name, template="memory_template")
+    url = fresh_database(cluster)
+    name = "c" + uuid.uuid4().hex[:16]
     chroma.create_database(name)
     return config.replace("chroma", host="127.0.0.1", port=chroma.port, database=name).replace("store", url=url)
 
@@ -190,7 +198,6 @@ def database(backend: str, config: Config, request: pytest.FixtureRequest) -> It
         yield None
         return
     cluster: PostgresCluster = request.getfixturevalue("postgres")
-    name = "t" + uuid.uuid4().hex[:16]
-    opened = PostgresDatabase(cluster.create_database(name, template="memory_template"))
+    opened = PostgresDatabase(fresh_database(cluster))
     yield opened
     opened.close()

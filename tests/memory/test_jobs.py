@@ -20,6 +20,7 @@ from memory.embedding.onnx_minilm import OnnxEmbedder
 from memory.experience.lexical import namespace_token
 from memory.jobs import Job
 from memory.service import Memory
+from tests.conftest import fresh_database
 
 
 def english(sections: int) -> str:
@@ -220,7 +221,7 @@ def stoppable(backend: str, config: Config, embedder: Embedder,
     if backend == "postgres":
         cluster = request.getfixturevalue("postgres")
         chroma = request.getfixturevalue("chroma_server")
-        url = cluster.create_database("j" + uuid.uuid4().hex[:12], template="memory_template")
+        url = fresh_database(cluster)
         config = config.replace("chroma", host="127.0.0.1", port=chroma.port).replace("store", url=url)
     with ExitStack() as stack:
         runner = stack.enter_context(Memory(config, embedder=interrupting))

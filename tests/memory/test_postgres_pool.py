@@ -4,19 +4,19 @@ keep one, a transaction keeps its own until it ends, and a session lock's statem
 from __future__ import annotations
 
 import threading
-import uuid
 
 import pytest
 
 from bench.postgres_cluster import PostgresCluster
 from memory.database.postgres import PostgresDatabase
 from memory.errors import StoreError
+from tests.conftest import fresh_database
 
 
 @pytest.fixture()
 def small(postgres: PostgresCluster) -> PostgresDatabase:
     """A store's database on a pool of two connections that gives up after two seconds."""
-    url = postgres.create_database("p" + uuid.uuid4().hex[:12], template="memory_template")
+    url = fresh_database(postgres)
     return PostgresDatabase(url, max_connections=2, timeout_s=2.0)
 
 

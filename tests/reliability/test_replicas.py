@@ -19,6 +19,7 @@ import pytest
 from bench.chroma_server import ChromaServer
 from bench.postgres_cluster import PostgresCluster
 from bench.server_process import ServerProcess, logged_errors
+from tests.conftest import fresh_database
 
 TEXTS = {
     "en": ("The nightly loader reads the billing CSV exports from S3 and retries a failed batch twice.",
@@ -51,7 +52,7 @@ def replicas(postgres: PostgresCluster, chroma_server: ChromaServer,
     """Three `memory serve` processes, each with its own data folder, on one database and one Chroma server (the
     tests use namespaces of their own). A test that kills one starts it again."""
     tmp_path = tmp_path_factory.mktemp("replicas")
-    url = postgres.create_database("s" + uuid.uuid4().hex[:12], template="memory_template")
+    url = fresh_database(postgres)
     config = tmp_path / "shared.toml"
     config.write_text(
         f'[store]\nurl = "{url}"\n\n[chroma]\nhost = "127.0.0.1"\nport = {chroma_server.port}\n\n'
