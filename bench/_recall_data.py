@@ -58,6 +58,7 @@ class Question:
     text: str
     category: str
     evidence: tuple[str, ...]  # LoCoMo: dia_ids; LongMemEval: answer session ids
+    answer: str = ""  # LongMemEval: the reference answer (LoCoMo's are not read)
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,6 @@ def load_longmemeval(limit: int | None = None) -> list[Conversation]:
                     metadata={"session_id": session_id, "has_answer": bool(turn.get("has_answer", False))},
                 ))
         question = Question(record["question_id"], record["question"], record["question_type"],
-                            tuple(record["answer_session_ids"]))
+                            tuple(record["answer_session_ids"]), str(record["answer"]))
         conversations.append(Conversation(record["question_id"], tuple(turns), (question,)))
     return conversations

@@ -150,13 +150,19 @@ class LibraryService:
     Not the service: no HTTP, no JSON; the figures in bench/RESULTS.md come from the real server.
     """
 
-    def __init__(self, memory: Any) -> None:
+    def __init__(self, memory: Any, ledger: Path | None = None) -> None:
         self._memory = memory
+        # The namespaces stored whole by an earlier run on a kept data dir, one per line with their turn count.
+        self._ledger = ledger
+        self._stored = dict(line.rsplit(" ", 1) for line in ledger.read_text().splitlines()) \
+            if ledger is not None and ledger.exists() else {}
 
     def store_turns(self, namespace: str, turns: Sequence[Turn]) -> int:
-        """Memory.remember of every turn, in batches of at most 200."""
+        """Memory.remember of every turn, in batches of at most 200 (none when a kept store already holds them)."""
         from memory.experience import MemoryTurn
 
+        if namespace in self._stored:
+            return int(self._stored[namespace])
         stored = 0
         for start in range(0, len(turns), BATCH):
             results, _ = self._memory.remember(namespace, [
@@ -164,31 +170,41 @@ class LibraryService:
                 for t in turns[start:start + BATCH]
             ])
             stored += len(results)
+        if self._ledger is not None:
+            with self._ledger.open("a", encoding="utf-8") as ledger:
+                ledger.write(f"{namespace} {stored}\n")
         return stored
 
     def recall(self, namespace: str, query: str, budget: int) -> dict[str, Any]:
         """Memory.recall, shaped like the fields of the REST answer that the benchmark reads."""
         result = self._memory.recall(namespace, query, budget)
-        items = [{"tier": i.snippet.tier, "id": i.snippet.id, "doc_id": i.snippet.doc_id,
+        items = [{"tier": i.snippet.tier, "id": i.snippet.id, "doc_id": i.snippet.doc_id, "text": i.text,
                   "metadata": dict(i.snippet.metadata)} for i in result.items]
         return {"items": items, "used_tokens": result.used_tokens}
 
 
 @contextmanager
-def library_service(config_toml: str = "") -> Iterator[LibraryService]:
-    """A Memory on a temporary data dir whose embedder caches vectors in bench/.cache."""
+def library_service(config_toml: str = "", keep: Path | None = None) -> Iterator[LibraryService]:
+    """A Memory on a temporary data dir whose embedder caches vectors in bench/.cache.
+
+    With `keep`, the data dir is that folder and stays: a later run with the same folder finds the histories it
+    stored (LibraryService.store_turns skips them), so changes to ranking are re-measured without re-ingesting.
+    Only for code that does not change what ingestion stores.
+    """
     from bench.embed_cache import CachedEmbedder
     from memory.config import load_config
     from memory.embedding import load_embedder
     from memory.service import Memory
 
-    workdir = Path(tempfile.mkdtemp(prefix="recall-library-"))
+    workdir = keep or Path(tempfile.mkdtemp(prefix="recall-library-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     config_file = workdir / "config.toml"
     config_file.write_text(config_toml, encoding="utf-8")
     config = load_config(config_file).replace("service", data_dir=str(workdir / "data"))
     embedder = CachedEmbedder(load_embedder(config.embedding))
     try:
         with Memory(config, embedder=embedder) as memory:  # type: ignore[arg-type]
-            yield LibraryService(memory)
+            yield LibraryService(memory, workdir / "stored.txt" if keep else None)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)

@@ -62,6 +62,24 @@ def share(found: Iterable[str], wanted: Sequence[str]) -> float:
     return sum(1 for w in wanted if w in found_set) / len(wanted)
 
 
+# An answer shorter than this ("2", "25") is found verbatim in unrelated text too often to say it was shown.
+_ANSWER_MIN_CHARS = 5
+
+
+def quoted_answer(question: Question, conv: Conversation) -> str | None:
+    """The question's answer, normalised, when a has_answer turn quotes it word for word and it is long enough to
+    check by substring: what lets "answer shown" count only texts actually shown, however a snippet was cut."""
+    answer = _normalised(question.answer).rstrip(".")
+    if len(answer) < _ANSWER_MIN_CHARS:
+        return None
+    quoted = any(answer in _normalised(t.text) for t in conv.turns if t.metadata.get("has_answer"))
+    return answer if quoted else None
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 def experience_metadata(answer: dict[str, Any]) -> list[dict[str, Any]]:
     """The `metadata` of every experience item of a recall answer."""
     return [item.get("metadata") or {} for item in answer.get("items", []) if item.get("tier") == "experience"]
@@ -174,13 +192,15 @@ def longmemeval(args: argparse.Namespace, service: Service | None, embedder: Cac
     print(f"\n== LongMemEval-S subset a: {len(positions)} questions ({args.longmemeval_half}), {total_turns} turns, "
           f"budgets {' / '.join(map(str, budgets))}")
     dump = Path(args.dump).open("w", encoding="utf-8") if args.dump else None
+    shown_halves = {"all": Scores(), "odd": Scores(), "even": Scores()}
     ingest_seconds = recall_seconds = 0.0
     for n in positions:
         conv = records[n]
         question = conv.questions[0]
         answer_turns = sum(1 for t in conv.turns if t.metadata["has_answer"])
+        quoted = quoted_answer(question, conv)
         keys = ("all", "odd" if n % 2 else "even")
-        outcomes: list[tuple[str, int, list[tuple[Any, Mapping[str, Any]]], int]] = []
+        outcomes: list[tuple[str, int, list[tuple[Any, Mapping[str, Any]]], int, str]] = []
         if not args.skip_baselines:
             index = TurnIndex.build(conv.turns, embedder)
             for method, ranker in BASELINES.items():
@@ -189,7 +209,8 @@ def longmemeval(args: argparse.Namespace, service: Service | None, embedder: Cac
                 ranking = ranker(index, question.text)
                 for budget in budgets:
                     chosen, used = pack(index, ranking, budget)
-                    outcomes.append((method, budget, [(i, conv.turns[i].metadata) for i in chosen], used))
+                    outcomes.append((method, budget, [(i, conv.turns[i].metadata) for i in chosen], used,
+                                     "\n".join(conv.turns[i].text for i in chosen)))
         if service is not None:
             namespace = f"lme-{conv.name}-{run}"
             seconds = ingest(service, namespace, conv)
@@ -198,14 +219,17 @@ def longmemeval(args: argparse.Namespace, service: Service | None, embedder: Cac
                 started = time.perf_counter()
                 answer = service.recall(namespace, question.text, budget)
                 recall_seconds += time.perf_counter() - started
-                returned = [(item.get("doc_id") or item.get("id"), item.get("metadata") or {})
-                            for item in answer.get("items", []) if item.get("tier") == "experience"]
-                outcomes.append((SERVICE, budget, returned, int(answer.get("used_tokens", 0))))
+                items = [item for item in answer.get("items", []) if item.get("tier") == "experience"]
+                returned = [(item.get("doc_id") or item.get("id"), item.get("metadata") or {}) for item in items]
+                outcomes.append((SERVICE, budget, returned, int(answer.get("used_tokens", 0)),
+                                 "\n".join(str(item.get("text", "")) for item in items)))
             print(f"  [{n}] {conv.name}: ingest {len(conv.turns)} turns {seconds:.1f}s", file=sys.stderr, flush=True)
-        for method, budget, returned, used in outcomes:
+        for method, budget, returned, used, text in outcomes:
             for key in keys:
                 score_longmemeval(method, budget, question, returned, answer_turns, used, halves[key],
                                   turn_halves[key])
+                if quoted is not None:
+                    shown_halves[key].add(method, budget, question.category, float(quoted in _normalised(text)), used)
             if dump is not None:
                 dump.write(json.dumps({
                     "position": n, "question_id": question.question_id, "category": question.category,
@@ -227,6 +251,11 @@ def longmemeval(args: argparse.Namespace, service: Service | None, embedder: Cac
                     lambda m, b, s=sessions: s.mean(m, b))
         print_table(f"{label}: has_answer-turn recall (over the {len(turns.recall[methods[0], budgets[0]])} "
                     "questions that have such turns)", methods, budgets, lambda m, b, t=turns: t.mean(m, b))
+        shown = shown_halves[half]
+        if shown.recall[methods[0], budgets[0]]:
+            print_table(f"{label}: answer shown word for word (over the {len(shown.recall[methods[0], budgets[0]])} "
+                        "questions whose answer a has_answer turn quotes)", methods, budgets,
+                        lambda m, b, s=shown: s.mean(m, b))
         print_table(f"{label}: mean tokens used", methods, budgets, lambda m, b, s=sessions: s.mean_tokens(m, b))
     calls = len(positions) * len(budgets)
     if service is not None:
@@ -277,7 +306,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--library", action="store_true",
                         help="answer in-process with cached vectors instead of starting the server (quick iterations)")
-    return parser.parse_args(argv)
+    parser.add_argument("--keep", type=Path,
+                        help="with --library: keep the store in this folder and reuse what an earlier run stored there "
+                             "(for changes to ranking and packing only; delete it after a change to ingestion)")
+    args = parser.parse_args(argv)
+    if args.keep and not args.library:
+        parser.error("--keep applies to --library runs only (the server's store is its own)")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -290,13 +325,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from memory.embedding import load_embedder
 
         embedder = CachedEmbedder(load_embedder(load_config().embedding))
-    run = uuid.uuid4().hex[:8]
+    run = "kept" if args.keep else uuid.uuid4().hex[:8]
     config_toml = Path(args.config).read_text(encoding="utf-8") if args.config else ""
     try:
         if args.baselines_only:
             context: Any = nullcontext()
         elif args.library:
-            context = library_service(config_toml)
+            context = library_service(config_toml, args.keep)
         else:
             context = running_service(args.url, config_toml)
         with context as service:
