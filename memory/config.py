@@ -198,6 +198,7 @@ class RecallConfig:
     task_share: float = unit(0.3)
     experience_share: float = unit(0.4)
     restate_constraints: bool = False
+    item_share: float = unit(0.25)
 
 
 @dataclass(frozen=True)
@@ -588,6 +589,9 @@ def _check(config: Config, origin: str) -> None:
         raise ConfigError(
             f"{origin}: recall.fact_share + task_share + experience_share must add up to 1, got {total:g}"
         )
+    if r.item_share <= 0:
+        raise ConfigError(f"{origin}: recall.item_share must be above 0 (the most of the budget one item may show "
+                          f"when the candidates do not all fit; 1 shows items whole), got {r.item_share:g}")
     if config.limits.max_metadata_depth > METADATA_DEPTH_CEILING:
         raise ConfigError(
             f"{origin}: limits.max_metadata_depth must be at most {METADATA_DEPTH_CEILING} (deeper metadata cannot "

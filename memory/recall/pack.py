@@ -55,6 +55,7 @@ def pack(
 
     headers = {section: cost(header, counter) for section, header in SECTIONS.items()}
     cuts: Cuts = {}
+    lines = _bounded(lines, budget, config, counter, cuts, wanted)
     chosen = _choose(lines, budget, config, headers, counter, cuts, wanted)
     blocks: list[Block] = [(SECTIONS[section], chosen[section]) for section in SECTIONS]
     if config.restate_constraints and chosen["pinned"]:
@@ -105,6 +106,38 @@ def _check(budget: int, min_score: float | None) -> None:
 
 def _block_cost(lines: Sequence[Line], header: int) -> int:
     return header + sum(line.cost for line in lines) if lines else 0
+
+
+def _bounded(lines: list[Line], budget: int, config: RecallConfig, counter: TokenCounter, cuts: Cuts,
+             wanted: Set[str]) -> list[Line]:
+    """`lines` with the long ones cut, when they do not all fit: no item shows more than item_share of the budget,
+    and a neighbouring turn (its score borrowed from the turn it sits next to) no more than that turn shows (when
+    no cut is that short, no more than item_share).
+
+    Under pressure a whole long reply costs the place of several other memories that may hold what a question
+    needs (several sessions of a history, say); its sentences around the query's words carry most of what it
+    matched for, and search returns the whole text. A neighbour brings context to its seed, so it is
+    worth no more tokens than the seed. Pinned lines are never cut (a cut constraint can say the opposite).
+    """
+    if sum(line.cost for line in lines) <= budget:
+        return lines  # everything fits: every item goes whole
+    cap = max(_MIN_TRIM_TOKENS, int(config.item_share * budget))
+    shown = {line.snippet.id: line.cost for line in lines}
+    bounded = []
+    for line in lines:
+        seed = line.snippet.why.get("neighbour_of")
+        limits = [cap]
+        if isinstance(seed, str) and shown.get(seed, cap) < cap:
+            limits.insert(0, max(shown[seed], _MIN_TRIM_TOKENS))
+        for limit in limits:
+            if line.snippet.pinned or line.cost <= limit:
+                break
+            cut = trim_line(line, limit, counter, min_tokens=_MIN_TRIM_TOKENS, min_fill=0.0, cuts=cuts, wanted=wanted)
+            if cut is not None:
+                line = cut
+                break
+        bounded.append(line)
+    return bounded
 
 
 def _choose(

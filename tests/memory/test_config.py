@@ -57,6 +57,7 @@ def test_environment_overrides_the_file(tmp_path: Path) -> None:
         ("[service]\nport = 0\n", {}, "service.port"),
         ("[recall]\nmin_score = 1.5\n", {}, "recall.min_score"),
         ("[recall]\nfact_share = 0.9\n", {}, "must add up to 1"),
+        ("[recall]\nitem_share = 0\n", {}, "recall.item_share must be above 0"),
         ('[retrieval]\nfusion = "magic"\n', {}, "retrieval.fusion"),
         ("[chunking]\ntarget_tokens = 900\n", {}, "target_tokens"),
         ('[service]\nhost = "0.0.0.0"\n', {}, "service.host"),

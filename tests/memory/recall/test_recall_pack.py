@@ -15,6 +15,7 @@ from memory.recall.model import RecallResult
 from memory.recall.pack import pack
 from memory.recall.render import SECTIONS, cost
 from memory.snippet import Snippet
+from memory.text import query_terms
 from memory.tokens import TokenCounter
 
 MakeSnippet = Callable[..., Snippet]
@@ -271,3 +272,67 @@ def test_pinned_constraints_that_crowd_out_the_answer_are_named_in_a_warning(
     assert "1 of the 1 other memories that matched were left out" in crowded.warnings[0]
     roomy = pack([*pinned, answer], 1000, CONFIG, counter)
     assert roomy.warnings == () and "e1" in [item.snippet.id for item in roomy.items]
+
+
+def _reply(sentences: list[str], sep: str = " ") -> str:
+    return sep.join(sentences)
+
+
+REPLY_EN = _reply([f"Point {n}: keep the loader idempotent and log every skipped row with its reason." for n in range(1, 30)]
+                  + ["The quarantine table keeps the failing rows for a week."])
+REPLY_ZH = _reply([f"第{n}点：加载器要幂等，并记录每一行被跳过的原因。" for n in range(1, 30)]
+                  + ["隔离表把失败的行保留一周。"], "")
+SHORT = {"en": ["Anna moved to Berlin last May.", "The loader runs every night at two.",
+                "Ben prefers tea to coffee.", "The warehouse is on PostgreSQL 15."],
+         "zh": ["安娜去年五月搬到了柏林。", "加载器每晚两点运行。", "本喜欢茶胜过咖啡。", "数据仓库在PostgreSQL 15上。"]}
+
+
+@pytest.mark.parametrize(("reply", "lang", "wanted"), [(REPLY_EN, "en", "quarantine"), (REPLY_ZH, "zh", "隔离")])
+def test_a_long_item_shows_at_most_its_share_when_others_wait(
+    snip: MakeSnippet, counter: TokenCounter, reply: str, lang: str, wanted: str
+) -> None:
+    others = [snip("experience", f"s{n}", text, 0.5 - n / 100) for n, text in enumerate(SHORT[lang])]
+    long_one = snip("experience", "long", reply, 0.9)
+    budget = 400
+    assert long_one.tokens > budget  # whole, it would crowd out every other memory
+    terms = frozenset(query_terms(wanted))
+    result = pack([long_one, *others], budget, CONFIG, counter, wanted=terms)
+    by_id = {item.snippet.id: item for item in result.items}
+    assert set(by_id) == {"long", "s0", "s1", "s2", "s3"}
+    cut = by_id["long"]
+    assert cut.trimmed and cut.tokens <= CONFIG.item_share * budget
+    assert wanted in cut.text  # cut around the query's word, which sits at the end of the reply
+    check_exact(result, counter)
+    # Whole items when they all fit, and item_share 1 turns the bound off.
+    roomy = pack([long_one, *others], 5000, CONFIG, counter, wanted=terms)
+    assert not any(item.trimmed for item in roomy.items)
+    whole = pack([long_one, *others], budget, replace(CONFIG, item_share=1.0), counter, wanted=terms)
+    assert "long" in {item.snippet.id for item in whole.items}
+    assert sum(1 for item in whole.items if not item.trimmed) < len(result.items)
+
+
+@pytest.mark.parametrize(("reply", "lang"), [(REPLY_EN, "en"), (REPLY_ZH, "zh")])
+def test_a_neighbour_shows_no_more_than_the_turn_that_brought_it(
+    snip: MakeSnippet, counter: TokenCounter, reply: str, lang: str
+) -> None:
+    seed = snip("experience", "seed", SHORT[lang][0], 0.8)
+    neighbour = snip("experience", "next", reply, 0.64, why={"neighbour_of": "seed"})
+    filler = [snip("experience", f"s{n}", text, 0.5 - n / 100) for n, text in enumerate(SHORT[lang][1:])]
+    result = pack([seed, neighbour, *filler], 300, CONFIG, counter)
+    by_id = {item.snippet.id: item for item in result.items}
+    assert by_id["next"].trimmed and by_id["next"].tokens <= CONFIG.item_share * 300
+    # With a seed longer than one of its sentences, the neighbour shows no more than the seed.
+    long_seed = snip("experience", "seed", " ".join(SHORT[lang]) if lang == "en" else "".join(SHORT[lang]), 0.8)
+    result = pack([long_seed, neighbour, *filler], 300, CONFIG, counter)
+    by_id = {item.snippet.id: item for item in result.items}
+    assert by_id["next"].trimmed and by_id["next"].tokens <= by_id["seed"].tokens
+    assert set(by_id) == {"seed", "next", "s0", "s1", "s2"}
+    check_exact(result, counter)
+
+
+def test_pinned_constraints_are_never_cut_by_the_share(snip: MakeSnippet, counter: TokenCounter) -> None:
+    rule = snip("fact", "f1", LONG_PLAN, 1.0, pinned=True)
+    result = pack([rule, snip("experience", "e1", REPLY_EN, 0.9)], 200, CONFIG, counter)
+    pinned = [item for item in result.items if item.snippet.pinned]
+    assert pinned and not pinned[0].trimmed and pinned[0].text == LONG_PLAN
+    check_exact(result, counter)
