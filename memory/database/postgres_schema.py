@@ -1,5 +1,6 @@
 """The PostgreSQL schema as numbered migrations, numbered as SQLite's (memory.schema): a PostgreSQL store starts at
-version 11, the SQLite schema of that version in one step, and every later version is a step in both lists.
+version 11, the SQLite schema of that version in one step, and every later version is a step in both lists but
+13, which only PostgreSQL has (its postings' covering key).
 
 Tables, columns and what triggers keep are SQLite's, with PostgreSQL's types: every text column collates "C"
 (byte order, as SQLite compares, so ids and times sort the same on both backends whatever the database's own
@@ -256,5 +257,23 @@ def _job_leases(conn: PostgresConnection) -> None:
         conn.script(f"ALTER TABLE jobs ADD COLUMN IF NOT EXISTS {name} {kind.replace('TEXT', _T)}")
 
 
-SCHEMA_VERSION = 12
-MIGRATIONS: tuple[tuple[int, Callable[[PostgresConnection], None]], ...] = ((11, _v11), (12, _job_leases))
+def _covering_postings(conn: PostgresConnection) -> None:
+    """Version 13, PostgreSQL's alone (the SQLite file's FTS5 keeps its own postings): the postings' key carries
+    each posting's count and row length, so a search reads a term's postings from the index alone.
+
+    Keyed by (ns, term, rowid) only, the index found a term's postings but each one's count and length were in the
+    table's rows, laid out in the order written: one page read per posting, the most of a recall's lexical search
+    (bench/backend_latency.py). An index-only scan skips the table for the pages the visibility map marks
+    all-visible, which a vacuum does; an insert-only table is vacuumed by default only once it has grown a fifth,
+    so this one is vacuumed as it grows by a fiftieth, and postings written since are read from the table as before.
+    """
+    conn.script("ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey, "
+                "ADD PRIMARY KEY (ns, term, rowid) INCLUDE (f, length); "
+                "ALTER TABLE lexical_postings SET (autovacuum_vacuum_insert_scale_factor = 0.02)")
+
+
+# Numbered as memory.schema's; 13 has no step on the SQLite file, whose next version is 14 on both backends
+# (tests/memory/test_postgres_schema.py).
+SCHEMA_VERSION = 13
+MIGRATIONS: tuple[tuple[int, Callable[[PostgresConnection], None]], ...] = (
+    (11, _v11), (12, _job_leases), (13, _covering_postings))

@@ -107,16 +107,23 @@ def affordable(terms: Sequence[str], frequencies: Mapping[str, int], max_posting
 def statistics(db: Connection, namespace: str, query_terms: Sequence[str]) -> Statistics:
     """The namespace's rows in the index, their total length, and how many of them hold each query term."""
     ns = namespace_token(namespace)
-    size = db.execute("SELECT rows, length FROM lexical_namespaces WHERE ns = ?", [ns]).fetchone()
     looked_up = {term: _token(term) for term in query_terms}
     wanted = sorted({token for token in looked_up.values() if token is not None})
+    # One statement (a round trip each on a database server): the namespace's row, its term NULL, then the terms'.
+    sql, params = "SELECT NULL, rows, length FROM lexical_namespaces WHERE ns = ?", [ns]
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        sql += f" UNION ALL SELECT term, rows, 0 FROM lexical_terms WHERE ns = ? AND term IN ({marks})"
+        params += [ns, *wanted]
+    size: tuple[int, int] | None = None
     found: dict[str, int] = {}
-    if size and wanted:
-        found = dict(db.execute(
-            f"SELECT term, rows FROM lexical_terms WHERE ns = ? AND term IN ({','.join('?' * len(wanted))})",
-            [ns, *wanted],
-        ).fetchall())
-    counts = {term: 0 if token is None else int(found.get(token, 0)) for term, token in looked_up.items()}
+    for token, count, length in db.execute(sql, params).fetchall():
+        if token is None:
+            size = (count, length)
+        else:
+            found[token] = count
+    counts = {term: 0 if token is None or size is None else int(found.get(token, 0))
+              for term, token in looked_up.items()}
     rows, length = size or (0, 0)
     return Statistics(int(rows), int(length), MappingProxyType(counts))
 
