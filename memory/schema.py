@@ -452,7 +452,13 @@ JOB_LEASE_COLUMNS = (("owner", "TEXT"), ("heartbeat_at", "TEXT"), ("stage", "TEX
                       ("cancel", "INTEGER NOT NULL DEFAULT 0"))
 
 
-SCHEMA_VERSION = 12
+def _postings_cover(db: sqlite_utils.Database) -> None:
+    """Nothing on the SQLite file: PostgreSQL's postings key takes each posting's count and row length at this
+    version (memory.database.postgres_schema), and FTS5 keeps its own. Numbered here too, so that a version means
+    the same step on both backends and the next one of either is 14."""
+
+
+SCHEMA_VERSION = 13
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (1, _v1), (2, _v2), (3, _v3), (4, _v4),
     (5, _turn_conversations),
@@ -463,4 +469,5 @@ MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], None]], ...] = (
     (10, _chunk_text_index),
     (11, _conversation_state),
     (12, _job_leases),
+    (13, _postings_cover),
 )

@@ -1,6 +1,6 @@
 """The PostgreSQL schema as numbered migrations, numbered as SQLite's (memory.schema): a PostgreSQL store starts at
-version 11, the SQLite schema of that version in one step, and every later version is a step in both lists but
-13, which only PostgreSQL has (its postings' covering key).
+version 11, the SQLite schema of that version in one step, and every later version is a step in both lists (13,
+the postings' covering key, is a no-op on the SQLite file).
 
 Tables, columns and what triggers keep are SQLite's, with PostgreSQL's types: every text column collates "C"
 (byte order, as SQLite compares, so ids and times sort the same on both backends whatever the database's own
@@ -258,7 +258,7 @@ def _job_leases(conn: PostgresConnection) -> None:
 
 
 def _covering_postings(conn: PostgresConnection) -> None:
-    """Version 13, PostgreSQL's alone (the SQLite file's FTS5 keeps its own postings): the postings' key carries
+    """Version 13 (a no-op on the SQLite file, whose FTS5 keeps its own postings): the postings' key carries
     each posting's count and row length, so a search reads a term's postings from the index alone.
 
     Keyed by (ns, term, rowid) only, the index found a term's postings but each one's count and length were in the
@@ -272,8 +272,7 @@ def _covering_postings(conn: PostgresConnection) -> None:
                 "ALTER TABLE lexical_postings SET (autovacuum_vacuum_insert_scale_factor = 0.02)")
 
 
-# Numbered as memory.schema's; 13 has no step on the SQLite file, whose next version is 14 on both backends
-# (tests/memory/test_postgres_schema.py).
+# Numbered as memory.schema's, version for version (tests/memory/test_postgres_schema.py).
 SCHEMA_VERSION = 13
 MIGRATIONS: tuple[tuple[int, Callable[[PostgresConnection], None]], ...] = (
     (11, _v11), (12, _job_leases), (13, _covering_postings))
