@@ -13,6 +13,7 @@ from memory.experience import lexical
 from memory.schema import MIGRATIONS as SQLITE
 from tests.conftest import fresh_database
 
+
 def test_versions_are_numbered_as_the_sqlite_files() -> None:
     postgres = {version for version, _ in POSTGRES}
     sqlite = {version for version, _ in SQLITE if version >= min(postgres)}
