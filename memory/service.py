@@ -169,9 +169,10 @@ class Memory:
         return self._assembler.get().assemble(request)
 
     def _recall_for_context(self, namespace: str, query: str, budget: int, task_id: str | None,
-                              filters: Mapping[str, Any] | None, min_score: float | None) -> RecallResult:
+                              filters: Mapping[str, Any] | None, min_score: float | None, *,
+                              consume: bool) -> RecallResult:
         return self._recaller.recall(namespace, query, budget, task_id=task_id, filters=filters,
-                                     min_score=min_score, for_context=True)
+                                     min_score=min_score, for_context=True, consume=consume)
 
     def add_document(self, namespace: str, document: TextInput | str, *,
                      progress: IngestProgress | None = None) -> DocumentResult:

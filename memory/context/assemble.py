@@ -14,13 +14,17 @@
 9. written in a cache-stable order with the tokens of every category (memory.context.writer).
 
 Steps 2-8 run in one store transaction: a turn refused or failing half-way has stored nothing (no fact, no
-offloaded text, no summary). Every token is spent through a ledger that raises at the step that overspends.
+offloaded text, no summary, no one-shot item taken). That transaction holds the store-wide writer lock (across
+replicas on PostgreSQL), so what only reads runs before it: steps 2-7 once over a copy of the turn with nothing
+written, which reads the new user messages for facts, retrieves and scores the tools (Assembler._ahead); the turn's
+own steps then reuse that work where it is still the turn's. Every token is spent through a ledger that raises at
+the step that overspends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory.bullet import clean
 from memory.caches import Caches
@@ -35,15 +39,16 @@ from memory.context.model import Action, ContextReport, ContextRequest, ContextR
 from memory.context.offload import Offloads
 from memory.context.plan import Ledger, Plan, decide
 from memory.context.read_tool import READ_TOOL_SCHEMA
-from memory.context.retrieval import Recall, retrieve
+from memory.context.retrieval import NOTHING, Recall, Retrieved, retrieve
 from memory.context.summaries import FACTS, Compaction, in_use, stored
 from memory.context.summariser import ModelSummariser
-from memory.context.thread import follow
+from memory.context.thread import follow, peek
 from memory.context.tools import ScopedSimilarity, Tool, parse_tools
-from memory.context.toolset import choose_tools
+from memory.context.toolset import Remembered, choose_tools
 from memory.context.turn import Turn, read_turn
 from memory.context.writer import dump, prefix_hash, write
-from memory.errors import ValidationError
+from memory.errors import MemoryError_, ValidationError
+from memory.facts.conversation import Reading
 from memory.facts.memory import FactMemory
 from memory.facts.records import FactRecord
 from memory.store import Store
@@ -65,6 +70,35 @@ class _Block:
     tokens: int
     summarised: tuple[str, ...] = ()
     left_out: int = 0
+
+
+@dataclass
+class _Steps:
+    """What steps 4-5 decided for a turn: the history kept around the current turn, the plan, the constraints block
+    it counts, the stored summary the history may reuse, and the ledger the later steps spend through."""
+
+    before: list[Message]
+    tail: list[Message]
+    plan: Plan
+    block: _Block
+    version: SummaryVersion | None
+    ledger: Ledger
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """What the pass before the writer lock found (Assembler._ahead): the task it expected, its reading of the
+    messages, the retrieval for the room it planned, and the tools' similarities it computed."""
+
+    task_id: str = ""
+    reading: Reading | None = None
+    room: int = -1
+    found: Retrieved | None = None
+    similarity: ScopedSimilarity | None = None
+
+    def retrieval(self, task_id: str, room: int) -> Retrieved | None:
+        """The retrieval found ahead when it was for this task and this room, else None."""
+        return self.found if (task_id, room) == (self.task_id, self.room) else None
 
 
 class Assembler:
@@ -101,25 +135,57 @@ class Assembler:
             raise ValidationError(f"tools holds a tool named {self._read_tool.name!r}, the read tool's name; rename "
                                   "it or leave read_tool off")
         self._least(turn, tools)
+        ahead = self._ahead(turn, tools)
         with self._store.transaction():
             turn.task_id = follow(self._tasks, request.namespace, request.task_id, request.parent_task_id,
                                   request.system, turn.messages)
             cfg = self._config.context
             facts = observe.stated(self._facts, self._counter, request.namespace, turn.task_id, turn.messages,
-                                   cfg.observe_facts, cfg.observe_max_tokens, request.filters)
-            kept, dropped = drop_ephemeral([*turn.history, *turn.user, *turn.tail], turn.ephemeral_tools)
-            turn.actions += [Action("dropped_ephemeral", d.index, self._tokens([turn.messages[d.index]]), 0,
-                                    tool=d.tool) for d in dropped]
-            before = [m for m in kept if m.index < turn.at]
-            tail = [m for m in kept if m.index > turn.at]
-            plan, block, version = self._plan(turn, tools, before, tail, facts)
-            ledger = Ledger(turn.budget.available)
-            for category in ("system", "constraints", "current"):
-                ledger.spend("read", category, plan.fixed[category])
-            self._retrieve(turn, plan, ledger)
-            self._choose(turn, tools, plan, ledger)
-            fitted = self._history(turn, plan, ledger, before, tail, facts, block, version)
-            return self._written(turn, plan, ledger, fitted, block, facts)
+                                   cfg.observe_facts, cfg.observe_max_tokens, request.filters, ahead.reading)
+            steps = self._prepare(turn, tools, facts)
+            self._retrieve(turn, steps, ahead)
+            self._choose(turn, tools, steps, ahead.similarity)
+            fitted = self._history(turn, steps, facts)
+            return self._written(turn, steps, fitted, facts)
+
+    def _ahead(self, turn: Turn, tools: tuple[Tool, ...]) -> _Ahead:
+        """Steps 2-7 on a copy of the turn with nothing written, before the writer lock: what only reads and costs
+        (the detector reading new messages, retrieval, the tools' vectors) is done here, once.
+
+        The plan depends on this turn's facts, which are written under the lock; this pass plans with the facts as
+        stored, and most turns state nothing that changes the plan, so its retrieval is the turn's own. The turn's
+        pass under the lock plans again and takes that retrieval only for the same task and the same room (and its
+        one-shot items only if all are still there); else it retrieves under the lock, as it always did. A refusal
+        here is left to that pass, which decides with the facts this one did not see.
+        """
+        request, cfg = turn.request, self._config.context
+        scratch = replace(turn, actions=[], warnings=[])
+        similarity = Remembered(self._similarity) if self._similarity is not None else None
+        try:
+            scratch.task_id = peek(self._tasks, request.namespace, request.task_id, request.system, turn.messages)
+            facts, reading = observe.foreseen(self._facts, self._counter, request.namespace, scratch.task_id,
+                                              turn.messages, cfg.observe_facts, cfg.observe_max_tokens,
+                                              request.filters)
+            steps = self._prepare(scratch, tools, facts)
+            room = self._room(steps)
+            found = self._retrieve(scratch, steps, None)
+            self._choose(scratch, tools, steps, similarity, keep=False)
+        except MemoryError_:
+            return _Ahead(similarity=similarity)
+        return _Ahead(scratch.task_id, reading, room, found, similarity)
+
+    def _prepare(self, turn: Turn, tools: Sequence[Tool], facts: observe.Stated) -> _Steps:
+        """Steps 4-5: earlier ephemeral messages dropped, the plan, and the ledger with what is never cut spent."""
+        kept, dropped = drop_ephemeral([*turn.history, *turn.user, *turn.tail], turn.ephemeral_tools)
+        turn.actions += [Action("dropped_ephemeral", d.index, self._tokens([turn.messages[d.index]]), 0,
+                                tool=d.tool) for d in dropped]
+        before = [m for m in kept if m.index < turn.at]
+        tail = [m for m in kept if m.index > turn.at]
+        plan, block, version = self._plan(turn, tools, before, tail, facts)
+        ledger = Ledger(turn.budget.available)
+        for category in ("system", "constraints", "current"):
+            ledger.spend("read", category, plan.fixed[category])
+        return _Steps(before, tail, plan, block, version, ledger)
 
     # --- steps ---------------------------------------------------------------------------------------------
 
@@ -180,17 +246,39 @@ class Assembler:
         block, restate = observe.block_messages(shown, [*shown, *held], cfg.restate_constraints and bool(turn.history))
         return _Block(shown, block, restate, self._tokens([*block, *restate]), tuple(summarised), len(left_out))
 
-    def _retrieve(self, turn: Turn, plan: Plan, ledger: Ledger) -> None:
-        request = turn.request
-        room = min(plan.retrieval_room(), ledger.left)
-        for query in (turn.query, turn.fallback):
-            if request.recall and query.strip() and not turn.retrieval:
-                turn.retrieval, turn.retrieved = retrieve(self._recall, request.namespace, query, turn.task_id,
-                                                          request.filters, request.min_score, room, self._overhead,
-                                                          self._config.limits.max_budget)
-        ledger.spend("retrieval", "retrieval", self._tokens(turn.retrieval))
+    def _room(self, steps: _Steps) -> int:
+        """Retrieval's room: its cap in the plan, within what the ledger has left."""
+        return min(steps.plan.retrieval_room(), steps.ledger.left)
 
-    def _choose(self, turn: Turn, tools: tuple[Tool, ...], plan: Plan, ledger: Ledger) -> None:
+    def _retrieve(self, turn: Turn, steps: _Steps, ahead: _Ahead | None) -> Retrieved:
+        """Retrieval into its room. Before the writer lock (`ahead` None) the one-shot items it shows are named, not
+        consumed; under it the turn takes what the pass before found when that was for this task and room and its
+        one-shot items are all still there (consumed now), else retrieves again, consuming what it shows."""
+        room = self._room(steps)
+        found = None if ahead is None else ahead.retrieval(turn.task_id, room)
+        if ahead is None:
+            found = self._retrieval(turn, room, consume=False)
+        elif found is None or not self._tasks.consume_all(turn.request.namespace, found.one_shot):
+            found = self._retrieval(turn, room, consume=True)
+        turn.retrieval, turn.retrieved = list(found.messages), found.count
+        steps.ledger.spend("retrieval", "retrieval", self._tokens(turn.retrieval))
+        return found
+
+    def _retrieval(self, turn: Turn, room: int, *, consume: bool) -> Retrieved:
+        """The recall block for the latest user message, else for it with the conversation's first."""
+        request = turn.request
+        for query in (turn.query, turn.fallback):
+            if request.recall and query.strip():
+                found = retrieve(self._recall, request.namespace, query, turn.task_id, request.filters,
+                                 request.min_score, room, self._overhead, self._config.limits.max_budget,
+                                 consume=consume)
+                if found.messages:
+                    return found
+        return NOTHING
+
+    def _choose(self, turn: Turn, tools: tuple[Tool, ...], steps: _Steps, similarity: ScopedSimilarity | None, *,
+                keep: bool = True) -> None:
+        plan, ledger = steps.plan, steps.ledger
         if plan.as_given:
             turn.kept_tools, turn.left_out = tools, ()
         else:
@@ -199,8 +287,9 @@ class Assembler:
             # The called tools may take up to half of what is left beyond their grant: the history keeps the rest.
             most = max(grant + pinned, pinned + (ledger.left - pinned) // 2)
             turn.kept_tools, turn.left_out = choose_tools(tools, turn.called, min(grant + pinned, ledger.left),
-                                                          min(most, ledger.left), turn.query, self._similarity,
-                                                          self._tasks, turn.request.namespace, turn.task_id)
+                                                          min(most, ledger.left), turn.query, similarity,
+                                                          self._tasks, turn.request.namespace, turn.task_id,
+                                                          keep=keep)
         spent = sum(t.tokens for t in turn.kept_tools)
         if turn.left_out:
             every = sum(t.tokens for t in tools)
@@ -210,8 +299,8 @@ class Assembler:
                                  f"the pinned, the called and the most relevant, left out {', '.join(turn.left_out)}")
         ledger.spend("tools", "tools", spent)
 
-    def _history(self, turn: Turn, plan: Plan, ledger: Ledger, before: list[Message], tail: list[Message],
-                 facts: observe.Stated, block: _Block, version: SummaryVersion | None) -> Fitted:
+    def _history(self, turn: Turn, steps: _Steps, facts: observe.Stated) -> Fitted:
+        plan, ledger, before, tail, block = steps.plan, steps.ledger, steps.before, steps.tail, steps.block
         if plan.as_given:
             fitted = unchanged(before, tail)
         else:
@@ -225,7 +314,7 @@ class Assembler:
                 visible = {m.index for m in [*before, *tail, *turn.user]} - set(gone)
                 return max(0, self._block(turn, facts, visible, block.summarised).tokens - block.tokens)
 
-            fitted = fit_history(turn, before, tail, version, plan.history_room(ledger.total), Needs(
+            fitted = fit_history(turn, before, tail, steps.version, plan.history_room(ledger.total), Needs(
                 facts.by_message, facts.facts, in_force), self._config.context, self._counter, self._tokens,
                 self._overhead, self._compaction, offloads, restated)
         summary = [Message(-1, "system", fitted.summary, pinned=True)] if fitted.summary else []
@@ -235,8 +324,8 @@ class Assembler:
         ledger.spend("history", "tool_results", self._tokens([m for m in history if m.role == "tool"]))
         return fitted
 
-    def _written(self, turn: Turn, plan: Plan, ledger: Ledger, fitted: Fitted, block: _Block,
-                 facts: observe.Stated) -> ContextResult:
+    def _written(self, turn: Turn, steps: _Steps, fitted: Fitted, facts: observe.Stated) -> ContextResult:
+        plan, ledger, block = steps.plan, steps.ledger, steps.block
         final = block
         if not plan.as_given:
             visible = {m.index for m in [*fitted.before, *fitted.tail, *turn.user]}

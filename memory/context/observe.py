@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from memory.bullet import clean
 from memory.context.constraints import block, restatement
 from memory.context.messages import Message
+from memory.facts.conversation import Reading
 from memory.facts.memory import FactMemory
 from memory.facts.records import FactRecord
 from memory.tokens import TokenCounter
 
-__all__ = ["Stated", "block_messages", "capped", "scopes", "shown_facts", "stated"]
+__all__ = ["Stated", "block_messages", "capped", "foreseen", "scopes", "shown_facts", "stated"]
 
 _NARROW = ("session:", "project:", "global")  # the first that holds a key wins
 
@@ -54,15 +55,30 @@ def scopes(task_id: str, filters: Mapping[str, object] | None) -> tuple[str, ...
 
 
 def stated(facts: FactMemory, counter: TokenCounter, namespace: str, task_id: str, readable: Sequence[Message],
-           read: bool, longest: int, filters: Mapping[str, object] | None) -> Stated:
+           read: bool, longest: int, filters: Mapping[str, object] | None, reading: Reading | None = None) -> Stated:
     """Observe the user messages (when `read`; those over `longest` tokens are pasted material, not rules) and
-    answer the facts in force with what each message stated."""
-    by_message: Mapping[int, frozenset[tuple[str, str]]] = {}
-    if read:
-        users = [(m.index, m.content) for m in readable
-                 if m.role == "user" and not m.ephemeral and counter.count(m.content) <= longest]
-        by_message = facts.observe_conversation(namespace, task_id, users) if users else {}
+    answer the facts in force with what each message stated (`reading`: `foreseen`'s, whose clauses it writes)."""
+    users = _users(counter, readable, read, longest)
+    by_message = facts.observe_conversation(namespace, task_id, users, reading=reading) if users else {}
     return Stated(_narrowest(facts.list_facts(namespace, scopes=scopes(task_id, filters))), by_message)
+
+
+def foreseen(facts: FactMemory, counter: TokenCounter, namespace: str, task_id: str, readable: Sequence[Message],
+             read: bool, longest: int, filters: Mapping[str, object] | None) -> tuple[Stated, Reading | None]:
+    """What `stated` would answer as the store is now, with nothing written (a message not read before states
+    nothing yet), and the reading that spares `stated` the messages' clauses."""
+    users = _users(counter, readable, read, longest)
+    reading = facts.read_conversation(namespace, task_id, users) if users else None
+    by_message = reading.stated if reading is not None else {}
+    return Stated(_narrowest(facts.list_facts(namespace, scopes=scopes(task_id, filters))), by_message), reading
+
+
+def _users(counter: TokenCounter, readable: Sequence[Message], read: bool, longest: int) -> list[tuple[int, str]]:
+    """The user messages read for facts, (index, text)."""
+    if not read:
+        return []
+    return [(m.index, m.content) for m in readable
+            if m.role == "user" and not m.ephemeral and counter.count(m.content) <= longest]
 
 
 def _narrowest(facts: Sequence[FactRecord]) -> tuple[FactRecord, ...]:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from memory.context.messages import Message
 from memory.task import TaskMemory
 
-__all__ = ["follow", "message_bytes"]
+__all__ = ["follow", "message_bytes", "peek"]
 
 
 def message_bytes(message: Message) -> bytes:
@@ -31,6 +31,20 @@ def follow(tasks: TaskMemory, namespace: str, given: str | None, parent: str | N
     if given is not None:
         tasks.touch(namespace, given, parent)
         return given
+    task = tasks.thread(namespace, *_digests(system, messages))
+    if parent is not None:
+        tasks.touch(namespace, task, parent)
+    return task
+
+
+def peek(tasks: TaskMemory, namespace: str, given: str | None, system: str | None,
+         messages: Sequence[Message]) -> str:
+    """The task id `follow` would answer now, with nothing written (a read ahead of the turn's transaction)."""
+    return given if given is not None else tasks.peek_thread(namespace, *_digests(system, messages))
+
+
+def _digests(system: str | None, messages: Sequence[Message]) -> tuple[str, list[str]]:
+    """The conversation's seed and the digest of each of its prefixes (TaskMemory.thread)."""
     running = hashlib.sha256((system or "").encode("utf-8", "surrogatepass") + b"\x02")
     prefixes = []
     for message in messages:
@@ -39,8 +53,4 @@ def follow(tasks: TaskMemory, namespace: str, given: str | None, parent: str | N
     # How the conversation starts, up to its first user message: what every later request repeats, and specific
     # enough that few conversations share it (the store compares the prefixes of those that do).
     first = next((i for i, m in enumerate(messages) if m.role == "user"), len(messages) - 1)
-    seed = prefixes[first] if prefixes else running.hexdigest()
-    task = tasks.thread(namespace, seed, prefixes)
-    if parent is not None:
-        tasks.touch(namespace, task, parent)
-    return task
+    return (prefixes[first] if prefixes else running.hexdigest()), prefixes

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from memory.clock import Clock, to_iso
 from memory.config import LimitsConfig
@@ -22,7 +23,7 @@ from memory.facts.records import FactChange, FactRecord, FactRecords
 from memory.facts.writer import FactWriter, Screen
 from memory.store import Store
 
-__all__ = ["DELETED", "ConversationFacts", "key_digest"]
+__all__ = ["DELETED", "ConversationFacts", "Reading", "key_digest"]
 
 DELETED = "deleted by the user"
 _GLOBAL = "global"
@@ -32,6 +33,16 @@ Stated = dict[int, frozenset[tuple[str, str]]]
 def key_digest(scope: str, key: str) -> str:
     """How facts_observed names a fact a message stated: sha256 of its scope and key (never its text)."""
     return hashlib.sha256(f"{scope}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A task's messages read for facts with nothing written: what those read before stated (`stated`, as
+    `observe` answers it) and the clauses of the others (`clauses`, by message digest, for `observe` to write
+    without reading them again)."""
+
+    stated: Mapping[int, frozenset[tuple[str, str]]]
+    clauses: Mapping[str, Sequence[Clause]]
 
 
 class ConversationFacts:
@@ -46,23 +57,32 @@ class ConversationFacts:
         self._limits = limits
         self._rows = FactRecords()
 
+    def read(self, namespace: str, task_id: str, messages: Sequence[tuple[int, str]]) -> Reading:
+        """The messages read, as `observe` reads them, with nothing written: the messages no earlier call read
+        stated nothing yet (their clauses are in the reading)."""
+        given, readable = self._readable_of(task_id, messages)
+        seen = _observed(self._store.db, namespace, task_id, [digest for _, _, digest in readable])
+        clauses = {digest: self._read(clean) for _, clean, digest in readable if digest not in seen}
+        stated: dict[int, set[str]] = {index: set() for index, _ in given}
+        for index, _, digest in readable:
+            stated[index].update(seen.get(digest, ()))
+        return Reading(self._answer(namespace, task_id, stated), clauses)
+
     def observe(self, namespace: str, task_id: str, messages: Sequence[tuple[int, str]],
-                source_prefix: str | None = None) -> Stated:
+                source_prefix: str | None = None, reading: Reading | None = None) -> Stated:
         """Read the messages not read before for this task; for every message given, the (scope, key) of the
-        facts in force that it stated. One transaction: a call that fails stores nothing."""
-        given = _check_messages(messages)
+        facts in force that it stated. One transaction: a call that fails stores nothing. The clauses of a
+        `reading` made before (`read`) are written without being read again."""
+        given, readable = self._readable_of(task_id, messages)
         if source_prefix is not None and not isinstance(source_prefix, str):
             raise ValidationError(f"source_prefix must be a string or None, got {source_prefix!r}")
         session = f"session:{task_id}"
         prefix = source_prefix if source_prefix is not None else f"conversation {task_id}"
-        readable = []
-        for index, text in given:
-            clean = text.replace("\x00", "")  # a NUL means nothing in prose (observe drops them too)
-            if self._readable(clean):
-                readable.append((index, clean, _message_digest(task_id, index, text)))
+        known = reading.clauses if reading is not None else {}
         # Read outside the write lock (the detector runs a model): the messages no earlier call read, as of now.
         seen = _observed(self._store.db, namespace, task_id, [digest for _, _, digest in readable])
-        clauses = {digest: self._read(clean) for _, clean, digest in readable if digest not in seen}
+        clauses = {digest: known[digest] if digest in known else self._read(clean)
+                   for _, clean, digest in readable if digest not in seen}
         stated: dict[int, set[str]] = {index: set() for index, _ in given}
         if not clauses:  # every message was read before (most turns): nothing to write, no write lock to wait for
             for index, _, digest in readable:
@@ -86,6 +106,17 @@ class ConversationFacts:
                 seen[digest] = keys  # the same message given twice is read once
                 stated[index].update(keys)
         return self._answer(namespace, task_id, stated)
+
+    def _readable_of(self, task_id: str, messages: Sequence[tuple[int, str]],
+                     ) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
+        """The messages checked, and those read for facts: (index, text without NULs, digest)."""
+        given = _check_messages(messages)
+        readable = []
+        for index, text in given:
+            clean = text.replace("\x00", "")  # a NUL means nothing in prose (observe drops them too)
+            if self._readable(clean):
+                readable.append((index, clean, _message_digest(task_id, index, text)))
+        return given, readable
 
     def _answer(self, namespace: str, task_id: str, stated: dict[int, set[str]]) -> Stated:
         """For each message, the (scope, key) of the facts in force it stated (key digests mapped back)."""

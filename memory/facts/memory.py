@@ -13,7 +13,7 @@ from memory.config import FactsConfig, LimitsConfig
 from memory.errors import NotFoundError, ValidationError
 from memory.facts import guards, tombstones
 from memory.facts.assisted import read_again
-from memory.facts.conversation import ConversationFacts
+from memory.facts.conversation import ConversationFacts, Reading
 from memory.facts.detector import ClauseDetector
 from memory.facts.extract import extract
 from memory.facts.model import Clause, ExtractedFact
@@ -91,7 +91,8 @@ class FactMemory:
                                   auto_pin=auto_pin)
 
     def observe_conversation(self, namespace: str, task_id: str, messages: Sequence[tuple[int, str]], *,
-                             source_prefix: str | None = None) -> dict[int, frozenset[tuple[str, str]]]:
+                             source_prefix: str | None = None,
+                             reading: Reading | None = None) -> dict[int, frozenset[tuple[str, str]]]:
         """Read a task's user messages, (index in the conversation, text) in order, for facts; for each message
         given, the (scope, key) of the facts in force it stated.
 
@@ -100,8 +101,15 @@ class FactMemory:
         of `conversation <task_id>`); a clause stating a fact the user deleted, or one already in force (in the
         task's scope or the namespace's), or the words of a superseded version, stores nothing. A message with no
         text (NULs, blanks) or over limits.max_text_chars is not read. One transaction for all the messages.
+        `reading` (read_conversation's, made before) spares reading the messages' clauses again.
         """
-        return self._conversations.observe(namespace, _check_task_id(task_id), messages, source_prefix)
+        return self._conversations.observe(namespace, _check_task_id(task_id), messages, source_prefix, reading)
+
+    def read_conversation(self, namespace: str, task_id: str, messages: Sequence[tuple[int, str]]) -> Reading:
+        """What observe_conversation would read, with nothing written: what the messages read before stated, and
+        the clauses of the others (handed back to observe_conversation, which writes them under the write lock).
+        A caller reads ahead of its transaction so that the detector's model runs outside the lock."""
+        return self._conversations.read(namespace, _check_task_id(task_id), messages)
 
     def _read(self, text: str) -> tuple[Clause, ...]:
         """The message's clauses by the rules, then the detector (observe and conversations alike)."""

@@ -13,9 +13,8 @@ from memory.experience import ExperienceMemory, SearchFilters
 from memory.facts.memory import FactMemory
 from memory.limits import check_length
 from memory.namespaces import check_namespace
-from memory.recall.model import RecallResult
+from memory.recall.model import RecallResult, is_one_shot
 from memory.recall.pack import pack
-from memory.snippet import Snippet
 from memory.task import TaskMemory
 from memory.text import query_terms
 from memory.tokens import TokenCounter
@@ -67,11 +66,13 @@ class Recaller:
 
     def recall(self, namespace: str, query: str, budget: int, *, task_id: str | None = None,
                filters: Mapping[str, Any] | SearchFilters | None = None,
-               min_score: float | None = None, for_context: bool = False) -> RecallResult:
+               min_score: float | None = None, for_context: bool = False, consume: bool = True) -> RecallResult:
         """The context block for one agent turn: pinned facts, task items and experience that fit `budget`.
 
         `for_context` leaves out what context assembly shows elsewhere: the facts (a block of their own) and the
-        tool results it offloaded (the history names them by key).
+        tool results it offloaded (the history names them by key). With `consume` False the one-shot task items the
+        block shows (RecallResult.one_shot) are left in place, for a caller that consumes them in its own transaction
+        (TaskMemory.consume_all).
         """
         check_namespace(namespace)
         if not isinstance(query, str):
@@ -106,15 +107,16 @@ class Recaller:
                           wanted=wanted)
             # One-shot task items are consumed only once they are in the block; one that did not fit stays for a
             # later turn. One that a concurrent call consumed first is dropped and the block packed again.
-            shown = {str(item.snippet.key) for item in result.items if _one_shot(item.snippet)} - won
-            won |= self._tasks.consume(namespace, sorted(shown)) if shown else set()
+            shown = set(result.one_shot) - won
+            if shown:
+                won |= self._tasks.consume(namespace, sorted(shown)) if consume else shown
             lost = shown - won
             if not lost:
                 if not candidates and query.strip() and not for_context \
                         and not _holds(namespace, self._experience, self._facts, self._tasks):
                     result = replace(result, warnings=(*result.warnings, _EMPTY.format(namespace=namespace)))
                 return _with_beyond(result, beyond, self._config.recall.min_score if min_score is None else min_score)
-            candidates = [c for c in candidates if not (_one_shot(c) and c.key in lost)]
+            candidates = [c for c in candidates if not (is_one_shot(c) and c.key in lost)]
 
 
 # A recall from a namespace that holds nothing: most often one spelt another way than where the memory is.
@@ -135,7 +137,3 @@ def _with_beyond(result: RecallResult, beyond: Sequence[float], threshold: float
     omitted = replace(result.omitted, below_threshold=result.omitted.below_threshold + low,
                       over_budget=result.omitted.over_budget + len(beyond) - low)
     return replace(result, omitted=omitted)
-
-
-def _one_shot(snippet: Snippet) -> bool:
-    return snippet.tier == "task" and bool(snippet.why.get("ephemeral")) and snippet.key is not None

@@ -6,7 +6,12 @@ from dataclasses import dataclass
 
 from memory.snippet import Snippet
 
-__all__ = ["Omitted", "RecallItem", "RecallResult"]
+__all__ = ["Omitted", "RecallItem", "RecallResult", "is_one_shot"]
+
+
+def is_one_shot(snippet: Snippet) -> bool:
+    """Whether a candidate is a one-shot task item (shown once, consumed by the recall that shows it)."""
+    return snippet.tier == "task" and bool(snippet.why.get("ephemeral")) and snippet.key is not None
 
 
 @dataclass(frozen=True)
@@ -47,3 +52,8 @@ class RecallResult:
     budget: int
     omitted: Omitted
     warnings: tuple[str, ...] = ()
+
+    @property
+    def one_shot(self) -> tuple[str, ...]:
+        """The keys of the one-shot task items the block holds."""
+        return tuple(str(item.snippet.key) for item in self.items if is_one_shot(item.snippet))

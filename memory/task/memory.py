@@ -156,6 +156,14 @@ class TaskMemory:
             threads.record(db, namespace, task_id, seed, checked, now)
         return task_id
 
+    def peek_thread(self, namespace: str, seed: str, prefixes: Sequence[str]) -> str:
+        """The task `thread` would answer now, with nothing opened or recorded: a read ahead of the caller's
+        transaction, which asks `thread` itself (another request may have moved the thread meanwhile)."""
+        policy.check_namespace(namespace)
+        seed, checked = threads.check(seed, prefixes)
+        db = self._store.db
+        return threads.follow(db, namespace, seed, checked) or threads.new_task_id(db, namespace, seed)
+
     def tool_selection(self, namespace: str, task_id: str) -> tuple[str, ...]:
         """The task's last tool selection (set_tool_selection); empty when it has none, is unknown or expired."""
         now = self._enter(namespace, task_id)
@@ -453,19 +461,38 @@ class TaskMemory:
         wanted = list(dict.fromkeys(keys))
         if not wanted:
             return set()
+        with self._store.transaction() as db:
+            return self._consume(db, namespace, wanted)
+
+    def consume_all(self, namespace: str, keys: Sequence[str]) -> bool:
+        """Delete the one-shot items `keys` together, or none of them when another call consumed any of them first;
+        whether they were deleted. For a caller that chose them before its transaction and, inside it, must take
+        all it chose or choose again."""
+        policy.check_namespace(namespace)
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return True
         marks = ", ".join("?" for _ in wanted)
         with self._store.transaction() as db:
-            consumed = {
-                r[0]
-                for r in db.execute(
-                    f"DELETE FROM task_items WHERE namespace = ? AND ephemeral = 1 AND key IN ({marks}) "
-                    "RETURNING key",
-                    [namespace, *wanted],
-                ).fetchall()
-            }
-            if consumed:
-                self._store.erase_later(db)
-            return consumed
+            left = db.execute(f"SELECT count(*) FROM task_items WHERE namespace = ? AND ephemeral = 1 "
+                              f"AND key IN ({marks})", [namespace, *wanted]).fetchone()[0]
+            if left < len(wanted):
+                return False
+            self._consume(db, namespace, wanted)
+            return True
+
+    def _consume(self, db: Connection, namespace: str, keys: list[str]) -> set[str]:
+        marks = ", ".join("?" for _ in keys)
+        consumed = {
+            r[0]
+            for r in db.execute(
+                f"DELETE FROM task_items WHERE namespace = ? AND ephemeral = 1 AND key IN ({marks}) RETURNING key",
+                [namespace, *keys],
+            ).fetchall()
+        }
+        if consumed:
+            self._store.erase_later(db)
+        return consumed
 
     @staticmethod
     def _snippet(task_id: str, row: Any, rank: int, terms: tuple[str, ...]) -> Snippet:

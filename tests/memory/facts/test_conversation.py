@@ -210,6 +210,22 @@ def test_a_message_read_without_the_detector_is_not_read_again_with_it(world: Wo
     assert (fact.rule, fact.pinned) == (DETECTOR_RULE, False)
 
 
+@pytest.mark.parametrize("text", ["Please cite a source for every statistic you give me.", "所有图表都加上数据来源"])
+def test_a_reading_writes_nothing_and_observe_writes_what_it_read(world: World, embedder: Embedder,
+                                                                  text: str) -> None:
+    reader = FactMemory(world.store, world.rules, get_counter(), world.config.facts, world.clock,
+                        detector=fitting_detector(embedder, world.rules))
+    reading = reader.read_conversation("u1", "t1", [(0, text)])
+    assert reading.stated == {0: frozenset()}  # not read before: it states nothing yet
+    assert (world.versions(), world.rows("facts_observed")) == (0, 0)
+    # world.facts has no detector, and the rules find nothing: the fact it writes is the one the reading read.
+    stated = world.facts.observe_conversation("u1", "t1", [(0, text)], reading=reading)
+    (fact,) = world.facts.list_facts("u1")
+    assert stated == {0: frozenset({("session:t1", fact.key)})} and fact.rule == DETECTOR_RULE
+    again = world.facts.read_conversation("u1", "t1", [(0, text)])
+    assert (again.stated, again.clauses) == (stated, {})  # read before: what it stated, nothing to read
+
+
 @pytest.mark.parametrize("lang", sorted(RULES))
 @pytest.mark.parametrize("ending", ["end", "sub-task", "expiry", "expiry-on-read", "expired-and-reopened", "namespace"])
 def test_session_facts_go_with_their_task(world: World, ending: str, lang: str) -> None:

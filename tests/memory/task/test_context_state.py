@@ -100,6 +100,19 @@ def test_two_conversations_that_start_alike_and_then_differ_get_tasks_of_their_o
 
 
 @pytest.mark.parametrize("lang", sorted(CONVERSATIONS))
+def test_peek_thread_answers_what_thread_will_and_writes_nothing(tasks: TaskMemory, lang: str) -> None:
+    system, hi, reply, lisbon, tokyo = CONVERSATIONS[lang]
+    seed = seed_of(system, hi)
+    a = prefixes(system, hi, reply, lisbon)
+    assert tasks.peek_thread("u1", seed, a[:2]) == ctx(seed)
+    assert tasks.list_tasks("u1") == []  # nothing opened, nothing recorded
+    task_a = tasks.thread("u1", seed, a[:2])
+    assert tasks.peek_thread("u1", seed, a) == task_a == tasks.thread("u1", seed, a)
+    b = prefixes(system, hi, reply, tokyo)
+    assert tasks.peek_thread("u1", seed, b[:2]) == ctx(f"{seed}\0{1}") == tasks.thread("u1", seed, b[:2])
+
+
+@pytest.mark.parametrize("lang", sorted(CONVERSATIONS))
 def test_a_forked_history_is_another_conversation(tasks: TaskMemory, lang: str) -> None:
     system, hi, reply, lisbon, tokyo = CONVERSATIONS[lang]
     seed = seed_of(system, hi)

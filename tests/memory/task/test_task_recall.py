@@ -79,6 +79,20 @@ def test_one_shot_item_is_returned_once_then_gone(tasks: TaskMemory) -> None:
         tasks.get("u1", "t1", now.key)
 
 
+@pytest.mark.parametrize("texts", [("当前时间：2026-11-30 08:00", "当前温度：21度"),
+                                   ("The time is 08:00.", "The temperature is 21 degrees.")])
+def test_consume_all_takes_every_item_or_none(tasks: TaskMemory, texts: tuple[str, str]) -> None:
+    plan = tasks.add("u1", "t1", "plan", "plan")
+    first, second = (tasks.add("u1", "t1", "observation", text, ephemeral=True) for text in texts)
+    assert tasks.consume("u1", [first.key]) == {first.key}  # another call took one first
+    assert tasks.consume_all("u1", [first.key, second.key]) is False
+    assert [i.key for i in tasks.list_items("u1", "t1")] == [plan.key, second.key]  # the other stays
+    assert tasks.consume_all("u1", [plan.key]) is False  # not a one-shot item: left alone
+    assert tasks.consume_all("u1", []) is True
+    assert tasks.consume_all("u1", [second.key, second.key]) is True
+    assert [i.key for i in tasks.list_items("u1", "t1")] == [plan.key]
+
+
 def test_concurrent_recalls_never_share_a_one_shot_item(tasks: TaskMemory) -> None:
     keys = {tasks.add("u1", "t1", "note", f"one-shot {i}", ephemeral=True).key for i in range(30)}
     seen: list[list[str]] = []
