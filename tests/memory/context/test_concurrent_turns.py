@@ -117,12 +117,17 @@ def test_turns_assembled_side_by_side_match_what_each_gets_alone(memory: Memory)
     assert len(recording.calls) == 2 * 3 * len(setups) and not any(c for c, _ in recording.calls)
 
 
+def question(lang: str) -> ContextRequest:
+    """The user's question in task t1 of namespace ns, with the floor that lets the prepared memory answer it."""
+    return ContextRequest("ns", [{"role": "user", "content": QUESTION[lang]}], window=8192, task_id="t1",
+                          min_score=FLOOR[lang])
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_turn_retrieves_while_another_holds_the_writer_lock(memory: Memory, lang: str) -> None:
     prepared(memory, "ns", lang)
     recording = Recording(memory)
-    request = ContextRequest("ns", [{"role": "user", "content": QUESTION[lang]}], window=8192, task_id="t1",
-                             min_score=FLOOR[lang])
+    request = question(lang)
     with ThreadPoolExecutor(max_workers=1) as pool:
         with memory.store.transaction():  # another writer holds the store-wide lock
             pending = pool.submit(assembler(memory, recording).assemble, request)
@@ -139,8 +144,7 @@ def test_a_turn_retrieves_while_another_holds_the_writer_lock(memory: Memory, la
 def test_a_one_shot_item_two_turns_chose_at_once_is_shown_by_one(memory: Memory, lang: str) -> None:
     prepared(memory, "ns", lang)
     recording = Recording(memory)
-    request = ContextRequest("ns", [{"role": "user", "content": QUESTION[lang]}], window=8192, task_id="t1",
-                             min_score=FLOOR[lang])
+    request = question(lang)
     turns = assembler(memory, recording)
     with ThreadPoolExecutor(max_workers=2) as pool:
         with memory.store.transaction():  # both turns choose before either may take
