@@ -255,11 +255,13 @@ class Assembler:
         consumed; under it the turn takes what the pass before found when that was for this task and room and its
         one-shot items are all still there (consumed now), else retrieves again, consuming what it shows."""
         room = self._room(steps)
-        found = None if ahead is None else ahead.retrieval(turn.task_id, room)
         if ahead is None:
             found = self._retrieval(turn, room, consume=False)
-        elif found is None or not self._tasks.consume_all(turn.request.namespace, found.one_shot):
-            found = self._retrieval(turn, room, consume=True)
+        else:
+            reused = ahead.retrieval(turn.task_id, room)
+            if reused is None or not self._tasks.consume_all(turn.request.namespace, reused.one_shot):
+                reused = self._retrieval(turn, room, consume=True)
+            found = reused
         turn.retrieval, turn.retrieved = list(found.messages), found.count
         steps.ledger.spend("retrieval", "retrieval", self._tokens(turn.retrieval))
         return found

@@ -60,7 +60,7 @@ def stated(facts: FactMemory, counter: TokenCounter, namespace: str, task_id: st
     answer the facts in force with what each message stated (`reading`: `foreseen`'s, whose clauses it writes)."""
     users = _users(counter, readable, read, longest)
     by_message = facts.observe_conversation(namespace, task_id, users, reading=reading) if users else {}
-    return Stated(_narrowest(facts.list_facts(namespace, scopes=scopes(task_id, filters))), by_message)
+    return _in_force(facts, namespace, task_id, filters, by_message)
 
 
 def foreseen(facts: FactMemory, counter: TokenCounter, namespace: str, task_id: str, readable: Sequence[Message],
@@ -70,7 +70,13 @@ def foreseen(facts: FactMemory, counter: TokenCounter, namespace: str, task_id: 
     users = _users(counter, readable, read, longest)
     reading = facts.read_conversation(namespace, task_id, users) if users else None
     by_message = reading.stated if reading is not None else {}
-    return Stated(_narrowest(facts.list_facts(namespace, scopes=scopes(task_id, filters))), by_message), reading
+    return _in_force(facts, namespace, task_id, filters, by_message), reading
+
+
+def _in_force(facts: FactMemory, namespace: str, task_id: str, filters: Mapping[str, object] | None,
+              by_message: Mapping[int, frozenset[tuple[str, str]]]) -> Stated:
+    """The facts in force in the turn's scopes (the narrowest of each key), with what each message stated."""
+    return Stated(_narrowest(facts.list_facts(namespace, scopes=scopes(task_id, filters))), by_message)
 
 
 def _users(counter: TokenCounter, readable: Sequence[Message], read: bool, longest: int) -> list[tuple[int, str]]:

@@ -45,6 +45,15 @@ class Reading:
     clauses: Mapping[str, Sequence[Clause]]
 
 
+def _as_seen(given: Sequence[tuple[int, str]], readable: Sequence[tuple[int, str, str]],
+             seen: Mapping[str, Sequence[str]]) -> dict[int, set[str]]:
+    """For each message given, the key digests an earlier call recorded for it (none for one not read yet)."""
+    stated: dict[int, set[str]] = {index: set() for index, _ in given}
+    for index, _, digest in readable:
+        stated[index].update(seen.get(digest, ()))
+    return stated
+
+
 class ConversationFacts:
     """Reads a task's user messages for facts through the one write path (FactWriter), each message once."""
 
@@ -63,10 +72,7 @@ class ConversationFacts:
         given, readable = self._readable_of(task_id, messages)
         seen = _observed(self._store.db, namespace, task_id, [digest for _, _, digest in readable])
         clauses = {digest: self._read(clean) for _, clean, digest in readable if digest not in seen}
-        stated: dict[int, set[str]] = {index: set() for index, _ in given}
-        for index, _, digest in readable:
-            stated[index].update(seen.get(digest, ()))
-        return Reading(self._answer(namespace, task_id, stated), clauses)
+        return Reading(self._answer(namespace, task_id, _as_seen(given, readable, seen)), clauses)
 
     def observe(self, namespace: str, task_id: str, messages: Sequence[tuple[int, str]],
                 source_prefix: str | None = None, reading: Reading | None = None) -> Stated:
@@ -83,11 +89,9 @@ class ConversationFacts:
         seen = _observed(self._store.db, namespace, task_id, [digest for _, _, digest in readable])
         clauses = {digest: known[digest] if digest in known else self._read(clean)
                    for _, clean, digest in readable if digest not in seen}
-        stated: dict[int, set[str]] = {index: set() for index, _ in given}
         if not clauses:  # every message was read before (most turns): nothing to write, no write lock to wait for
-            for index, _, digest in readable:
-                stated[index].update(seen[digest])
-            return self._answer(namespace, task_id, stated)
+            return self._answer(namespace, task_id, _as_seen(given, readable, seen))
+        stated: dict[int, set[str]] = {index: set() for index, _ in given}
         screen = self._screen(namespace)
         with self._store.transaction() as db:
             now = to_iso(self._clock())

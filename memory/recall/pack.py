@@ -122,13 +122,13 @@ def _bounded(lines: list[Line], budget: int, config: RecallConfig, counter: Toke
     if sum(line.cost for line in lines) <= budget:
         return lines  # everything fits: every item goes whole
     cap = max(_MIN_TRIM_TOKENS, int(config.item_share * budget))
-    shown = {line.snippet.id: line.cost for line in lines}
+    costs = {line.snippet.id: line.cost for line in lines}
     bounded = []
     for line in lines:
         seed = line.snippet.why.get("neighbour_of")
         limits = [cap]
-        if isinstance(seed, str) and shown.get(seed, cap) < cap:
-            limits.insert(0, max(shown[seed], _MIN_TRIM_TOKENS))
+        if isinstance(seed, str) and costs.get(seed, cap) < cap:
+            limits.insert(0, max(costs[seed], _MIN_TRIM_TOKENS))
         for limit in limits:
             if line.snippet.pinned or line.cost <= limit:
                 break

@@ -151,7 +151,7 @@ class TaskMemory:
         seed, checked = threads.check(seed, prefixes)
         now, expiry = self._expiry()
         with self._store.transaction() as db:
-            task_id = threads.follow(db, namespace, seed, checked) or threads.new_task_id(db, namespace, seed)
+            task_id = threads.task_of(db, namespace, seed, checked)
             self._open(db, namespace, task_id, None, now, expiry, numbered=False)
             threads.record(db, namespace, task_id, seed, checked, now)
         return task_id
@@ -161,8 +161,7 @@ class TaskMemory:
         transaction, which asks `thread` itself (another request may have moved the thread meanwhile)."""
         policy.check_namespace(namespace)
         seed, checked = threads.check(seed, prefixes)
-        db = self._store.db
-        return threads.follow(db, namespace, seed, checked) or threads.new_task_id(db, namespace, seed)
+        return threads.task_of(self._store.db, namespace, seed, checked)
 
     def tool_selection(self, namespace: str, task_id: str) -> tuple[str, ...]:
         """The task's last tool selection (set_tool_selection); empty when it has none, is unknown or expired."""

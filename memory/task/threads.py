@@ -16,7 +16,7 @@ from memory.database import Connection
 from memory.errors import ValidationError
 from memory.text.unicode import storable
 
-__all__ = ["check", "follow", "new_task_id", "record"]
+__all__ = ["check", "follow", "new_task_id", "record", "task_of"]
 
 _LONGEST_DIGEST = 256
 
@@ -53,6 +53,11 @@ def new_task_id(db: Connection, namespace: str, seed: str) -> str:
         if not taken:
             return task_id
         n += 1
+
+
+def task_of(db: Connection, namespace: str, seed: str, prefixes: Sequence[str]) -> str:
+    """The task of the known thread of `seed` the request extends (follow), else the id a new one gets."""
+    return follow(db, namespace, seed, prefixes) or new_task_id(db, namespace, seed)
 
 
 def record(db: Connection, namespace: str, task_id: str, seed: str, prefixes: Sequence[str],
