@@ -49,10 +49,11 @@ from memory.config import load_config
 from memory.embedding import load_embedder
 from memory.errors import ValidationError
 from memory.facts import guards
-from memory.facts.detector import ARRAYS, NONE, DetectorModel, clause_terms, guard_reason, weights_digest
+from memory.facts.detector import ARRAYS, NONE, DetectorModel, clause_terms, guard_reason
 from memory.facts.extract import extract
 from memory.facts.rules import KINDS, LANGS, load_rules, shipped_rules_path
 from memory.facts.sentences import has_cjk
+from memory.facts.weights import weights_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "memory" / "facts" / "detector_data.jsonl"
@@ -302,7 +303,7 @@ def write(model: DetectorModel, rows: Sequence[Row], out: Path = OUT) -> tuple[P
         "version = 1",
         f"labels = {json.dumps(list(model.labels))}",
         'weights = "detector.npz"',
-        f'weights_sha256 = "{weights_digest(arrays)}"',
+        f'weights_sha256 = "{weights_digest(arrays, ARRAYS)}"',
         "",
         "[embedder]",
         f"model = {json.dumps(model.model)}",

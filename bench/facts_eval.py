@@ -19,6 +19,7 @@ from memory.facts.detector import ClauseDetector
 from memory.facts.extract import extract
 from memory.facts.model import Extraction
 from memory.facts.normalize import normalize_key
+from memory.facts.numbers import format_number, parse_number
 from memory.facts.rules import INSTRUCTION_KINDS, KINDS, RuleSet
 
 __all__ = [
@@ -437,8 +438,14 @@ def kind_scores(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
 def _fold_value(value: str) -> str:
     # Each English word loses its inflection ("booking" ~ "book", "modifying" ~ "modify", "calls" ~ "call"):
     # labellers write a prohibited act as a gerund or a verb, and the value names the same act either way.
+    # A count reads the same in words or digits ("three checked bags" ~ "3 checked bags").
     text = unicodedata.normalize("NFKC", value).casefold()
-    return "".join(_stem(word) for word in _WORDS.findall(text))
+    return "".join(_number(word) or _stem(word) for word in _WORDS.findall(text))
+
+
+def _number(word: str) -> str | None:
+    value = parse_number(word) if word.isascii() and word.isalpha() else None
+    return format_number(value) if value is not None else None
 
 
 def _stem(word: str) -> str:

@@ -1,24 +1,34 @@
-"""The model-assisted reading: clauses the rules found nothing in, read again by the clause detector.
+"""The model-assisted reading: clauses the rules found nothing in, read again by the span tagger and the detector.
 
-Rules stay the primary, explainable path (docs/how-it-works.md); a clause they read, or rejected for a reason (a
-question, reported speech, advice to someone), is never read again. The others go to the detector in one batch; what it
-finds becomes a fact whose value is the clause itself, with the detector's probability as its confidence and
-rule "detector". Such a fact is recalled when relevant but never pinned unasked (memory.facts.memory).
+Rules stay the primary, explainable path (docs/how-it-works.md); a clause they read, or rejected for a reason other
+than a question (reported speech, advice to someone, a hypothetical), is never read again. The span tagger
+(memory.facts.tagger) reads the others first: each span it finds becomes a fact whose value is the user's words there,
+keyed by the slot the tagger names (`requirement:cabin`) or by the value, with rule "tagger". The clauses still open
+and not questions go to the detector in one batch; what it finds becomes a fact whose value is the clause itself,
+with rule "detector". Either fact carries the model's probability as its confidence, so it is recalled when relevant
+but never pinned unasked (memory.facts.writer).
 """
 
 from __future__ import annotations
+
+import re
 
 from memory.embedding.base import Embedder
 from memory.facts import guards
 from memory.facts.detector import ClauseDetector, read_model, shipped_detector_path
 from memory.facts.model import Clause, ExtractedFact, Extraction
-from memory.facts.normalize import normalize_key, strip_edges
+from memory.facts.normalize import normalize_group, normalize_key, strip_edges
 from memory.facts.rules import INSTRUCTION_KINDS, RuleSet
 from memory.facts.sentences import has_cjk
+from memory.facts.tagger import READS, SpanTagger, Tagged, shipped_tagger
 
-__all__ = ["DETECTOR_RULE", "fitting_detector", "read_again"]
+__all__ = ["DETECTOR_RULE", "MODEL_RULES", "TAGGER_RULE", "fitting_detector", "read_again"]
 
 DETECTOR_RULE = "detector"
+TAGGER_RULE = "tagger"
+MODEL_RULES = frozenset({DETECTOR_RULE, TAGGER_RULE})
+"""The `rule` of a fact a trained model found rather than a rule."""
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 def fitting_detector(embedder: Embedder, rules: RuleSet) -> ClauseDetector | None:
@@ -32,16 +42,22 @@ def fitting_detector(embedder: Embedder, rules: RuleSet) -> ClauseDetector | Non
     return ClauseDetector(embedder, model, rules)
 
 
-def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: RuleSet) -> Extraction:
-    """`extraction` with the detector's facts added to the clauses the rules left open."""
+def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: RuleSet,
+               tagger: SpanTagger | None = None) -> Extraction:
+    """`extraction` with the span tagger's and the detector's facts added to the clauses the rules left open (the
+    shipped tagger when `tagger` is None; neither without a detector: that is the rules-only reading)."""
     if detector is None:
         return extraction
-    open_clauses = [i for i, clause in enumerate(extraction.clauses)
-                    if not clause.facts and clause.reason == guards.NO_FACT]
-    if not open_clauses:
-        return extraction
-    found = detector.detect([extraction.clauses[i].text for i in open_clauses])
+    tagger = tagger or shipped_tagger()
     clauses = list(extraction.clauses)
+    for index, clause in enumerate(clauses):
+        if not clause.facts and clause.reason in READS:
+            tagged = tagger.tag(clause.text)
+            if tagged:
+                facts = tuple(_tagged_fact(clause, t, tagger, rules) for t in tagged)
+                clauses[index] = Clause(clause.text, facts, None, clause.lifetime)
+    open_clauses = [i for i, clause in enumerate(clauses) if not clause.facts and clause.reason == guards.NO_FACT]
+    found = detector.detect([clauses[i].text for i in open_clauses]) if open_clauses else []
     for index, detection in zip(open_clauses, found, strict=True):
         if detection is None:
             continue
@@ -53,11 +69,42 @@ def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: R
                              lifetime=clause.lifetime if detection.kind in INSTRUCTION_KINDS else "standing",
                              confidence=round(detection.confidence, 3))
         clauses[index] = Clause(clause.text, (fact,), None, clause.lifetime)
+    if clauses == list(extraction.clauses):
+        return extraction
     return Extraction(
         facts=tuple(f for c in clauses for f in c.facts),
         ignored=tuple(i for i in extraction.ignored if i.text not in {c.text for c in clauses if c.facts}),
         clauses=tuple(clauses),
     )
+
+
+def _tagged_fact(clause: Clause, tagged: Tagged, tagger: SpanTagger, rules: RuleSet) -> ExtractedFact:
+    # A slot the tagger names keys the fact, so a later choice of that slot supersedes it; a free constraint is
+    # keyed by its words, as the rules key one. A slot's lifetime is what its training said (a customer's cabin
+    # binds the booking); a free one lives as long as its sentence says.
+    key = tagged.label if tagged.slot else normalize_key(tagged.kind, tagged.text)
+    lifetime = clause.lifetime if tagged.kind in INSTRUCTION_KINDS else "standing"
+    if tagged.slot and tagged.kind in INSTRUCTION_KINDS and tagger.lifetime(tagged.label) == "request":
+        lifetime = "request"
+    return ExtractedFact(key=key, value=_amount(clause.text, tagged, rules) or tagged.text, kind=tagged.kind,
+                         text=clause.text, rule=TAGGER_RULE, lifetime=lifetime, confidence=round(tagged.confidence, 3))
+
+
+def _amount(text: str, tagged: Tagged, rules: RuleSet) -> str | None:
+    # A limit that is one sum of money reads as the rules write one ("under $1,000" -> "1000 USD"), so a cap the
+    # tagger found and one a rule found are the same value; the currency may sit just outside the span ("$").
+    if tagged.kind != "limit":
+        return None
+    numbers = _NUMBER.findall(tagged.text)
+    names = rules.vocab.get("currency", {})
+    # The rules' own currency names, each a whole word where it is one ("$", "dollars", "元").
+    written = "|".join(rf"(?<![^\W\d_]){re.escape(n)}(?![^\W\d_])" if n.isascii() and n.isalpha() else re.escape(n)
+                       for n in sorted(names, key=len, reverse=True))
+    currency = re.search(written, text[max(0, tagged.start - 4):tagged.end + 12].casefold()) if written else None
+    if len(numbers) != 1 or currency is None:
+        return None
+    amount = normalize_group("number", numbers[0], rules, "zh" if has_cjk(text) else "en")
+    return f"{amount} {names[currency.group()]}" if amount else None
 
 
 def _value(text: str, rules: RuleSet) -> str:

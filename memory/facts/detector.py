@@ -12,17 +12,14 @@ detector.npz; the labels, the per-language thresholds and the model the vectors 
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
-import tomllib
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 
@@ -30,17 +27,18 @@ from memory.embedding.base import Embedder
 from memory.errors import ConfigError
 from memory.facts import guards
 from memory.facts.normalize import strip_edges
-from memory.facts.rules import KINDS, LANGS, RuleSet, load_rules
+from memory.facts.rules import KINDS, RuleSet, load_rules
 from memory.facts.sentences import fold_width, has_cjk
+from memory.facts.weights import check_thresholds, read_described
 
 __all__ = [
     "ARRAYS", "NONE", "ClauseDetector", "Detection", "DetectorModel", "clause_terms", "guard_reason", "load_detector",
-    "read_model", "shipped_detector_path", "weights_digest",
+    "read_model", "shipped_detector_path",
 ]
 
 NONE = "none"
 ARRAYS = ("vector_weights", "term_weights", "bias", "idf", "vocabulary")
-"""The arrays of detector.npz, in the order weights_digest hashes them."""
+"""The arrays of detector.npz, in the order memory.facts.weights.weights_digest hashes them."""
 
 _CJK = "\u3400-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|(?:(?![{_CJK}])[^\W_])+(?:'(?:(?![{_CJK}])[^\W_])+)?|[?!]")
@@ -154,7 +152,7 @@ class ClauseDetector:
         self._embedder = embedder
         self._model = model
         self._rules = rules
-        self.thresholds = MappingProxyType(_check_thresholds({**model.thresholds, **(thresholds or {})}, "thresholds"))
+        self.thresholds = MappingProxyType(check_thresholds({**model.thresholds, **(thresholds or {})}, "thresholds"))
 
     def detect(self, clauses: Sequence[str]) -> list[Detection | None]:
         """One Detection or None per clause, in order; all clauses of the call are embedded in one batch."""
@@ -204,63 +202,25 @@ def guard_reason(text: str, rules: RuleSet) -> str | None:
 def read_model(path: str | Path) -> DetectorModel:
     """The classifier a detector.toml describes, with the weights file it names; ConfigError when they disagree."""
     path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            meta = tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: detector file not found; build it with `python -m bench.facts_detector_train`") \
-            from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}); rebuild it with the training script") from None
-    unknown = set(meta) - _TOP_LEVEL
-    if unknown or meta.get("version") != 1:
-        raise ConfigError(f"{path}: expected version = 1 and only the keys {sorted(_TOP_LEVEL)}; got version "
-                          f"{meta.get('version')!r} and unknown keys {sorted(unknown)}")
+    meta, arrays = read_described(path, keys=_TOP_LEVEL, arrays=ARRAYS, script="bench.facts_detector_train")
     labels = tuple(meta.get("labels", ()))
     if not labels or labels[0] != NONE or not set(labels[1:]) <= set(KINDS):
         raise ConfigError(f"{path}: labels must be 'none' then kinds out of {list(KINDS)}, got {list(labels)}")
-    weights = path.with_name(str(meta.get("weights", "")))
-    try:
-        with np.load(weights, allow_pickle=False) as stored:
-            arrays = {name: stored[name] for name in ARRAYS}
-    except (OSError, KeyError, ValueError) as exc:
-        raise ConfigError(f"{weights}: unreadable detector weights ({exc}); expected an .npz with {list(ARRAYS)}, "
-                          "rebuild it with the training script") from None
-    if weights_digest(arrays) != meta.get("weights_sha256"):
-        raise ConfigError(f"{weights} does not match {path.name} (weights_sha256 differs): one was rebuilt without "
-                          "the other; rerun `python -m bench.facts_detector_train`")
     embedder = meta.get("embedder", {})
     model = DetectorModel(
         labels=labels, vector_weights=arrays["vector_weights"].astype(np.float64),
         term_weights=arrays["term_weights"].astype(np.float64), bias=arrays["bias"].astype(np.float64),
         idf=arrays["idf"].astype(np.float64), vocabulary=tuple(str(t) for t in arrays["vocabulary"]),
-        thresholds=_check_thresholds(meta.get("thresholds", {}), f"{path}: [thresholds]"),
+        thresholds=check_thresholds(meta.get("thresholds", {}), f"{path}: [thresholds]"),
         model=str(embedder.get("model", "")),
     )
     shapes = (model.vector_weights.shape[1], model.term_weights.shape, model.bias.shape, model.idf.shape)
     if shapes != (len(labels), (len(model.vocabulary), len(labels)), (len(labels),), (len(model.vocabulary),)) \
             or embedder.get("dimension") != model.dimension:
-        raise ConfigError(f"{weights}: array shapes {shapes} do not fit {len(labels)} labels, "
-                          f"{len(model.vocabulary)} terms and {embedder.get('dimension')} dimensions; rebuild it")
+        raise ConfigError(f"{path.with_name(str(meta.get('weights', '')))}: array shapes {shapes} do not fit "
+                          f"{len(labels)} labels, {len(model.vocabulary)} terms and {embedder.get('dimension')} "
+                          "dimensions; rebuild it")
     return model
-
-
-def weights_digest(arrays: Mapping[str, np.ndarray]) -> str:
-    """SHA-256 over the weight arrays' contents (not the .npz bytes, which carry zip timestamps)."""
-    digest = hashlib.sha256()
-    for name in ARRAYS:
-        array = np.ascontiguousarray(arrays[name])
-        digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
-        digest.update(array.tobytes())
-    return digest.hexdigest()
-
-
-def _check_thresholds(thresholds: Mapping[str, Any], where: str) -> dict[str, float]:
-    if set(thresholds) != set(LANGS) or not all(
-            isinstance(v, (int, float)) and 0.0 < v <= 1.0 for v in thresholds.values()):
-        raise ConfigError(f"{where} must give each of {list(LANGS)} a probability in (0, 1], "
-                          f"got {dict(thresholds)}")
-    return {lang: float(thresholds[lang]) for lang in LANGS}
 
 
 def _lang(text: str) -> str:

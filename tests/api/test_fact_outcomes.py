@@ -60,8 +60,19 @@ def test_the_api_returns_this_turn_and_keeps_it_for_a_task(client: TestClient) -
     assert bad.status_code == 422 and "task" in bad.text.lower()
 
 
-def test_the_service_answers_the_detector_confidence(client: TestClient) -> None:
+def test_the_service_answers_a_model_fact_with_its_confidence(client: TestClient) -> None:
     body = client.post("/v1/facts", json={"namespace": "u1",
                                           "text": "Please cite a source for every statistic you give me."}).json()
     (fact,) = body["stored"]
-    assert fact["rule"] == "detector" and 0.5 < fact["confidence"] < 1.0 and fact["pinned"] is False
+    assert fact["rule"] in ("detector", "tagger") and 0.5 < fact["confidence"] < 1.0 and fact["pinned"] is False
+
+
+@pytest.mark.parametrize(("text", "word"), [("Could you put all three of us in business class?", "business"),
+                                            ("麻烦把我们三个人都改成商务舱。", "商务舱")])
+def test_a_customers_choice_is_keyed_by_its_slot_and_kept_for_the_task(client: TestClient, text: str,
+                                                                       word: str) -> None:
+    body = client.post("/v1/facts", json={"namespace": "u1", "text": text, "task_id": "trip"}).json()
+    (fact,) = body["stored"]
+    assert (fact["key"], fact["rule"], fact["scope"], fact["pinned"]) == (
+        "requirement:cabin", "tagger", "session:trip", False)
+    assert word in fact["value"] and 0.5 < fact["confidence"] < 1.0

@@ -53,6 +53,7 @@ def test_the_extract_preview_stores_nothing_until_saved(screen: Screen, server: 
     screen.shot("extract-preview")
     screen.sees('#preview tr[data-outcome="stored"] td.outcome', "would be stored")
     screen.sees('#preview tr[data-outcome="stored"] td.text', "British English")
+    screen.sees('#preview tr[data-outcome="stored"] .fact-line .rule', re.compile(r"^by \S+"))  # why it was read
     ignored = screen.sees('#preview tr[data-outcome="ignored"]', "今天天气很好")
     screen.check(bool(ignored.locator("td.reason").inner_text().strip()), "an ignored sentence says why", "reason")
     screen.sees('#preview tr[data-outcome="ignored"] td.reason', re.compile(r"already known: same value as f-"))

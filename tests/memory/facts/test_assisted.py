@@ -14,7 +14,7 @@ import pytest
 from bench.facts_eval import chat_rate, chat_turns, missing_chat, score
 from memory.config import load_config
 from memory.embedding.base import Embedder
-from memory.facts.assisted import DETECTOR_RULE, fitting_detector, read_again
+from memory.facts.assisted import MODEL_RULES, fitting_detector, read_again
 from memory.facts.extract import extract
 from memory.facts.memory import FactMemory
 from memory.facts.rules import RuleSet
@@ -58,9 +58,9 @@ def facts(store: Store, rules: RuleSet, counting: _Counting) -> FactMemory:
 ])
 def test_a_clause_no_rule_reads_is_stored_with_its_confidence_and_not_pinned(facts: FactMemory, rules: RuleSet,
                                                                            text: str, kind: str) -> None:
-    assert not extract(text, rules).facts  # the rules leave it open: this is the detector's fact
+    assert not extract(text, rules).facts  # the rules leave it open: a model reads it
     (record,) = facts.observe("u1", text).stored
-    assert (record.kind, record.rule, record.pinned) == (kind, DETECTOR_RULE, False)
+    assert (record.kind, record.rule in MODEL_RULES, record.pinned) == (kind, True, False)
     assert 0.5 < record.confidence < 1.0
     assert record.value in text and record.key == f"{kind}:{record.value.lower()}"
 
@@ -68,7 +68,7 @@ def test_a_clause_no_rule_reads_is_stored_with_its_confidence_and_not_pinned(fac
 @pytest.mark.parametrize("text", ["Never use emojis.", "以后不要用表格。"])
 def test_rules_win_and_the_model_is_not_asked(facts: FactMemory, counting: _Counting, text: str) -> None:
     (record,) = facts.observe("u1", text).stored
-    assert record.rule != DETECTOR_RULE and record.confidence == 1.0 and record.pinned
+    assert record.rule not in MODEL_RULES and record.confidence == 1.0 and record.pinned
     assert counting.batches == []
 
 

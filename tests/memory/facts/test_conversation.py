@@ -13,7 +13,7 @@ import pytest
 from memory.config import Config, LimitsConfig, load_config
 from memory.embedding import MINILM, Embedder
 from memory.errors import ValidationError
-from memory.facts.assisted import DETECTOR_RULE, fitting_detector
+from memory.facts.assisted import MODEL_RULES, fitting_detector
 from memory.facts.memory import FactMemory
 from memory.facts.records import FactRecord
 from memory.facts.rules import RuleSet
@@ -207,7 +207,7 @@ def test_a_message_read_without_the_detector_is_not_read_again_with_it(world: Wo
     stated = world.facts.observe_conversation("u1", "t1", [(0, text), (4, text)])  # said again: a new message
     (fact,) = world.facts.list_facts("u1")
     assert stated == {0: frozenset(), 4: frozenset({("session:t1", fact.key)})}
-    assert (fact.rule, fact.pinned) == (DETECTOR_RULE, False)
+    assert (fact.rule in MODEL_RULES, fact.pinned) == (True, False)
 
 
 @pytest.mark.parametrize("text", ["Please cite a source for every statistic you give me.", "所有图表都加上数据来源"])
@@ -221,7 +221,7 @@ def test_a_reading_writes_nothing_and_observe_writes_what_it_read(world: World, 
     # world.facts has no detector, and the rules find nothing: the fact it writes is the one the reading read.
     stated = world.facts.observe_conversation("u1", "t1", [(0, text)], reading=reading)
     (fact,) = world.facts.list_facts("u1")
-    assert stated == {0: frozenset({("session:t1", fact.key)})} and fact.rule == DETECTOR_RULE
+    assert stated == {0: frozenset({("session:t1", fact.key)})} and fact.rule in MODEL_RULES
     again = world.facts.read_conversation("u1", "t1", [(0, text)])
     assert (again.stated, again.clauses) == (stated, {})  # read before: what it stated, nothing to read
 

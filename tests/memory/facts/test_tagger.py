@@ -1,0 +1,177 @@
+"""The span tagger on its shipped model: a customer's choices found inside requests, with the slot that keys them, in
+English and Chinese; circumstance, questions whether something is possible and claims about a booking left alone;
+its facts recalled, not pinned, bound to the task, and superseded by a later choice of the same slot.
+
+None of the sentences below is a line of the tagger's training data (a test checks it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tomllib
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from memory.config import load_config
+from memory.embedding import Embedder
+from memory.errors import ConfigError
+from memory.facts.assisted import TAGGER_RULE, fitting_detector, read_again
+from memory.facts.extract import extract
+from memory.facts.memory import FactMemory
+from memory.facts.rules import KINDS, RuleSet
+from memory.facts.tagger import OUTSIDE, SpanTagger, read_tagger, shipped_tagger, shipped_tagger_path, tokens
+from memory.store import Store
+from memory.tokens import get_counter
+from tests.conftest import ManualClock
+
+_ROOT = Path(__file__).resolve().parents[3]
+_TRAINING = [_ROOT / "memory" / "facts" / "tagger_data.jsonl", _ROOT / "tests" / "memory" / "facts" / "dev.jsonl",
+             _ROOT / "tests" / "memory" / "facts" / "labelled.jsonl", _ROOT / "memory" / "facts" / "detector_data.jsonl"]
+
+CHOICES = [  # (message, label, a word the span must hold)
+    ("Please move both of us to business class and put it on the Amex.", "requirement:cabin", "business"),
+    ("Put us in economy for the whole trip.", "requirement:cabin", "economy"),
+    ("I want to pay with my travel certificate first, then my Mastercard.", "requirement:payment", "certificate"),
+    ("Please refund it to the original credit card.", "requirement:refund", "credit card"),
+    ("I need a one-way ticket.", "requirement:trip type", "one-way"),
+    ("请帮我们都改成经济舱。", "requirement:cabin", "经济舱"),
+]
+NOTHING = [
+    "I don't have my booking number with me.",
+    "Can I still pay with a gift card?",
+    "I had two bags on my last trip.",
+    "My name is Priya Raman and my user id is priya_raman_41.",
+    "Thanks, that's all for today!",
+    "我现在没带订单号。",
+    "请问能用礼品卡付吗？",
+    "我上次托运了两件行李。",
+    "我叫王小明。",
+]
+
+
+@pytest.fixture(scope="module")
+def tagger() -> SpanTagger:
+    return shipped_tagger()
+
+
+def test_no_test_sentence_is_training_data() -> None:
+    written = {json.loads(line)["text"] for path in _TRAINING for line in path.read_text(encoding="utf-8").splitlines()
+               if line.strip()}
+    assert not {text for text, _, _ in CHOICES} & written
+    assert not set(NOTHING) & written
+
+
+@pytest.mark.parametrize(("text", "label", "word"), CHOICES)
+def test_a_choice_inside_a_request_is_found_with_its_slot(tagger: SpanTagger, text: str, label: str,
+                                                          word: str) -> None:
+    found = [t for t in tagger.tag(text) if t.label == label]
+    assert len(found) == 1, tagger.tag(text)
+    span = found[0]
+    assert word in span.text and text[span.start:span.end] == span.text
+    assert tagger.thresholds["zh" if "舱" in text else "en"] <= span.confidence <= 1.0
+
+
+@pytest.mark.parametrize("text", NOTHING)
+def test_circumstance_questions_claims_and_identification_are_not_choices(tagger: SpanTagger, rules: RuleSet,
+                                                                          text: str) -> None:
+    assert tagger.tag(text) == []
+
+
+def test_wordless_and_empty_clauses_tag_nothing(tagger: SpanTagger) -> None:
+    assert tagger.tag("") == [] and tagger.tag("?!…") == [] and tagger.tag("   ") == []
+
+
+def test_tokens_are_read_width_folded_and_point_into_the_text_as_given() -> None:
+    text = "Ｕse the $1,000 voucher, then 信用卡"
+    found = tokens(text)
+    assert [t.text for t in found][:4] == ["Use", "the", "$", "1,000"]
+    for token in found:
+        assert unicodedata.normalize("NFKC", text[token.start:token.end]) == token.text
+
+
+@pytest.fixture()
+def facts(store: Store, rules: RuleSet, embedder: Embedder) -> FactMemory:
+    return FactMemory(store, rules, get_counter(), load_config().facts, ManualClock(tick=60),
+                      detector=fitting_detector(embedder, rules))
+
+
+@pytest.mark.parametrize(("first", "second", "before", "after"), [
+    ("Could you put the whole family in economy, please?", "Actually, let's go with business class after all.",
+     "economy", "business"),
+    ("麻烦帮我们全部改成经济舱。", "算了，还是改成商务舱吧。", "经济舱", "商务舱"),
+])
+def test_a_tagged_choice_binds_its_task_and_a_later_choice_of_the_slot_supersedes_it(
+        facts: FactMemory, rules: RuleSet, first: str, second: str, before: str, after: str) -> None:
+    assert not extract(first, rules).facts  # the rules read nothing here: the tagger's fact
+    stated = facts.observe_conversation("u1", "t1", [(0, first)])
+    (fact,) = facts.list_facts("u1")
+    assert (fact.key, fact.rule, fact.pinned, fact.scope) == ("requirement:cabin", TAGGER_RULE, False, "session:t1")
+    assert before in fact.value and 0.5 < fact.confidence < 1.0
+    assert stated == {0: frozenset({("session:t1", "requirement:cabin")})}
+    facts.observe_conversation("u1", "t1", [(0, first), (2, second)])
+    (current,) = facts.list_facts("u1")
+    assert current.key == "requirement:cabin" and after in current.value and current.id != fact.id
+
+
+def test_without_a_detector_the_tagger_does_not_read_either(rules: RuleSet) -> None:
+    text = CHOICES[0][0]
+    assert read_again(extract(text, rules), None, rules) == extract(text, rules)
+
+
+@pytest.mark.parametrize("text", ["Please put me in business and charge it to the card ending 4412.",
+                                  "帮我改成商务舱，用尾号4412的信用卡付。"])
+def test_each_tagged_fact_keeps_the_words_and_the_clause(rules: RuleSet, embedder: Embedder, text: str) -> None:
+    read = read_again(extract(text, rules), fitting_detector(embedder, rules), rules)
+    tagged = [f for f in read.facts if f.rule == TAGGER_RULE]
+    assert tagged and all(f.value in f.text and f.text in text for f in tagged)
+    assert all(f.kind in KINDS and f.lifetime in ("request", "standing") for f in tagged)
+
+
+def test_the_shipped_model_has_slots_and_a_threshold_per_language(tagger: SpanTagger) -> None:
+    labels = tagger.model.labels
+    assert labels[0] == OUTSIDE and {"requirement:cabin", "requirement:payment", "prohibition"} <= set(labels)
+    assert all(0.0 < tagger.thresholds[lang] <= 1.0 for lang in ("en", "zh"))
+    assert tagger.lifetime("requirement:cabin") == "request" and tagger.lifetime("prohibition") == "standing"
+
+
+def test_the_shipped_weights_were_built_from_the_shipped_data() -> None:
+    recorded = tomllib.loads(shipped_tagger_path().read_text(encoding="utf-8"))["training"]["data_sha256"]
+    assert recorded == hashlib.sha256(_TRAINING[0].read_bytes()).hexdigest(), (
+        "tagger_data.jsonl changed since the weights were built: run `python -m bench.facts_tagger_train`")
+
+
+def _copy(tmp_path: Path) -> Path:
+    for name in ("tagger.toml", "tagger.npz"):
+        shutil.copy(shipped_tagger_path().with_name(name), tmp_path / name)
+    return tmp_path / "tagger.toml"
+
+
+def test_weights_that_do_not_match_their_description_are_refused(tmp_path: Path) -> None:
+    path = _copy(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('weights_sha256 = "', 'weights_sha256 = "0'), encoding="utf-8")
+    with pytest.raises(ConfigError, match="does not match"):
+        read_tagger(path)
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda t: t.replace('labels = ["O"', 'labels = ["none"'), "labels must be"),
+    (lambda t: t.replace("version = 1", "version = 2"), "version = 1"),
+    (lambda t: t + "\n[extra]\n", "unknown keys"),
+    (lambda t: t.replace('"requirement:cabin" = "request"', '"requirement:cabin" = "forever"'), "lifetimes"),
+    (lambda t: "not toml [", "not valid TOML"),
+])
+def test_a_damaged_description_is_refused_with_the_reason(tmp_path: Path, change: object, match: str) -> None:
+    path = _copy(tmp_path)
+    path.write_text(change(path.read_text(encoding="utf-8")), encoding="utf-8")  # type: ignore[operator]
+    with pytest.raises(ConfigError, match=match):
+        read_tagger(path)
+
+
+def test_a_missing_file_says_how_to_build_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="facts_tagger_train"):
+        read_tagger(tmp_path / "tagger.toml")
