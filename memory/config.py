@@ -203,7 +203,8 @@ class RecallConfig:
 
 @dataclass(frozen=True)
 class FactsConfig:
-    """Fact extraction: extra rule files on top of the shipped ones, and the model-assisted clause detector."""
+    """Fact extraction: extra rule files on top of the shipped ones, and the model-assisted reading (span tagger
+    and clause detector, both on or off with `detector`)."""
 
     extra_rules: tuple[str, ...] = ()
     extract_from_speakers: tuple[str, ...] = ("user",)
