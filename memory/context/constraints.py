@@ -27,7 +27,8 @@ def block(facts: Sequence[FactRecord]) -> str:
     """The block's text, or "" when there is nothing to say."""
     if not facts:
         return ""
-    return "\n".join([BLOCK_HEADER, *(f"- {clean(f.text)}" for f in _ordered(facts))])
+    # Two facts of one sentence may both show it ("no insurance, and keep it one-way"): it is said once.
+    return "\n".join([BLOCK_HEADER, *dict.fromkeys(f"- {clean(f.text)}" for f in _ordered(facts))])
 
 
 def restatement(facts: Sequence[FactRecord]) -> str:

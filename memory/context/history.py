@@ -128,7 +128,7 @@ def _compact(turn: Turn, out: Fitted, room_t: int, budget: int, too_big: bool, n
     later = [m for m in [*out.before, *turn.user, *out.tail] if m.index not in at]
     users = [m for m in turn.messages[:max(at, default=-1) + 1] if m.role == "user"]
     keys = {key for m in users for key in needs.stated.get(m.index, ())}
-    facts = [f for f in needs.facts if (f.scope, f.key) in keys and f.scope.startswith("session:")]
+    facts = [f for f in needs.facts if (f.scope, f.key) in keys and f.scope.startswith("session:") and f.certain]
     passing = [m for m in users if not m.ephemeral and len(m.content) <= 4 * cfg.observe_max_tokens]
     version = compaction.write(turn.request.namespace, turn.task_id, turn.messages, originals, later, out.version,
                                budget, turn.query, facts, passing, offloads, turn.actions, turn.warnings)

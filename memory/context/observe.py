@@ -8,7 +8,8 @@ one key, the narrowest scope in force wins: the task's over the project's over t
 
 What goes in the constraints block, the first thing after the system prompt: every pinned fact of the namespace or
 project that the task does not override, and the task's facts that the model can no longer read where they were
-said (their message left out, and not held by the summary in use). A fact still in a message the model reads is not
+said (their message left out, and not held by the summary in use), when a rule read them or the user pinned them: a
+trained model's reading is recalled by relevance, not shown unasked. A fact still in a message the model reads is not
 stated twice: the block then stays byte-stable while the conversation grows, and the prompt's cached prefix with it.
 """
 
@@ -95,15 +96,16 @@ def _narrowest(facts: Sequence[FactRecord]) -> tuple[FactRecord, ...]:
 
 
 def shown_facts(facts: Stated, visible: Collection[int], summarised: Collection[str]) -> list[FactRecord]:
-    """The block's facts: the pinned ones from outside the conversation, and the conversation's own that no message
-    the model reads states and the summary in use does not hold (`summarised`: its facts' texts)."""
+    """The block's facts: the pinned ones from outside the conversation, and the conversation's own certain ones
+    (FactRecord.certain) that no message the model reads states and the summary in use does not hold (`summarised`:
+    its facts' texts)."""
     seen = {key for index in visible for key in facts.by_message.get(index, ())}
     out = []
     for fact in facts.facts:
         if not fact.scope.startswith("session:"):
             if fact.pinned:
                 out.append(fact)
-        elif (fact.scope, fact.key) not in seen and clean(fact.text) not in summarised:
+        elif fact.certain and (fact.scope, fact.key) not in seen and clean(fact.text) not in summarised:
             out.append(fact)
     return out
 

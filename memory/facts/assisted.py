@@ -86,8 +86,10 @@ def _tagged_fact(clause: Clause, tagged: Tagged, tagger: SpanTagger, rules: Rule
     lifetime = clause.lifetime if tagged.kind in INSTRUCTION_KINDS else "standing"
     if tagged.slot and tagged.kind in INSTRUCTION_KINDS and tagger.lifetime(tagged.label) == "request":
         lifetime = "request"
-    return ExtractedFact(key=key, value=_amount(clause.text, tagged, rules) or tagged.text, kind=tagged.kind,
+    fact = ExtractedFact(key=key, value=_amount(clause.text, tagged, rules) or tagged.text, kind=tagged.kind,
                          text=clause.text, rule=TAGGER_RULE, lifetime=lifetime, confidence=round(tagged.confidence, 3))
+    # A slot's words are a part of a longer request: shown as the slot and its value, not the whole clause.
+    return fact.naming_its_subject() if tagged.slot else fact
 
 
 def _amount(text: str, tagged: Tagged, rules: RuleSet) -> str | None:

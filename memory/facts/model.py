@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
+
+from memory.facts.sentences import has_cjk
 
 __all__ = ["Clause", "ExtractedFact", "Extraction", "Ignored", "Lifetime"]
 
@@ -26,6 +28,16 @@ class ExtractedFact:
     rule: str
     lifetime: Lifetime = "standing"
     confidence: float = 1.0
+
+    def naming_its_subject(self) -> ExtractedFact:
+        """The fact shown as what it is about and its value ("Actually, make that 1000 yuan." -> "budget: 1000 CNY";
+        "put us all in economy" -> "cabin: economy"): a clause shown on its own, pinned into a context or cut from
+        a longer request, often leaves its subject unsaid. A fact whose value names its subject ("tabs in YAML")
+        keeps the user's words."""
+        subject, value = self.key.split(":", 1)[-1], self.value
+        if not subject or subject.casefold() in value.casefold() or value.casefold() in subject.casefold():
+            return self
+        return replace(self, text=f"{subject}{'：' if has_cjk(subject + value) else ': '}{value}")
 
 
 @dataclass(frozen=True)

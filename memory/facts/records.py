@@ -44,6 +44,13 @@ class FactRecord:
         """True for the version in force."""
         return self.superseded_at is None
 
+    @property
+    def certain(self) -> bool:
+        """A rule read it (confidence 1.0) or the user pinned it: such a fact is shown unasked (a context's
+        constraints block, a summary's User constraints). A trained model's fact is recalled by relevance instead,
+        so a misreading never takes a small window's room in every turn."""
+        return self.pinned or self.confidence >= 1.0
+
 
 @dataclass(frozen=True)
 class Outcome:

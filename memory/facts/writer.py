@@ -13,7 +13,6 @@ from memory.facts import guards
 from memory.facts.model import Clause, ExtractedFact
 from memory.facts.records import FactChange, FactRecord, FactRecords, Outcome
 from memory.facts.rules import RuleSet
-from memory.facts.sentences import has_cjk
 from memory.store import Store
 
 __all__ = ["FactWriter", "Screen"]
@@ -76,7 +75,7 @@ class FactWriter:
                     if correcting and fact.key == _BUDGET:
                         fact = replace(fact, key=self._latest_budget(db, namespace, (where, *reads)) or fact.key)
                     if correcting:
-                        fact = _naming_its_subject(fact)
+                        fact = fact.naming_its_subject()
                     verdict = screen(db, where, fact) if screen is not None else None
                     if isinstance(verdict, str):
                         screened.append(verdict)
@@ -139,13 +138,3 @@ def _outcome(text: str, ids: list[str], replaced: list[str],
         said = ", ".join(f"{r.id} (version {r.version})" for r in known)
         return Outcome(text, "ignored", f"already known: same value as {said}", tuple(ids))
     return Outcome(text, "superseded" if replaced else "stored", None, tuple(ids), tuple(replaced))
-
-
-def _naming_its_subject(fact: ExtractedFact) -> ExtractedFact:
-    """A correction is shown as what it corrects and the value it corrects to ("Actually, make that 1000 yuan." ->
-    "budget: 1000 CNY"): the clause, pinned into a context, often leaves its subject unsaid. A fact whose value
-    names its subject ("tabs in YAML") keeps the user's words."""
-    subject, value = fact.key.split(":", 1)[-1], fact.value
-    if not subject or subject.casefold() in value.casefold() or value.casefold() in subject.casefold():
-        return fact
-    return replace(fact, text=f"{subject}{'：' if has_cjk(subject + value) else ': '}{value}")

@@ -160,6 +160,19 @@ def test_constraints_in_user_messages_bind_their_task(memory: Memory, text: str)
     assert memory.facts.list_facts("ns") == []
 
 
+@pytest.mark.parametrize(("text", "items"), [("I'm allergic to peanuts and shellfish.", ("peanuts", "shellfish")),
+                                             ("我对花生和芒果过敏。", ("花生", "芒果"))])
+def test_a_sentence_that_states_two_facts_is_said_once_in_the_block(memory: Memory, text: str,
+                                                                     items: tuple[str, str]) -> None:
+    memory.facts.pin("ns", text=text)
+    facts = memory.facts.list_facts("ns")
+    assert len(facts) == 2 and all(any(i in f.value for f in facts) for i in items)
+    result = memory.context(ContextRequest("ns", [{"role": "user", "content": "Dinner ideas?"}], window=8192,
+                                           recall=False))
+    block = result.messages[0]["content"]
+    assert block.startswith(BLOCK_HEADER) and all(block.count(f.text) == 1 for f in facts)
+
+
 def test_retrieval_comes_from_memory_and_facts_stay_in_their_block(memory: Memory) -> None:
     memory.add_document("ns", TextInput(ABSTRACT + "\n\n" + ZH, title="La Rance"))
     memory.facts.observe("ns", "预算不超过500元。")  # told to the memory: pinned (a remembered turn's would not be)

@@ -316,3 +316,33 @@ def test_a_larger_window_is_not_held_to_a_small_summary(memory: Memory, lang: st
     check_fits(memory, big)
     assert big.report.summary is None or big.report.summary.tokens > 2 * small.report.summary.tokens
     assert big.report.tokens["total"] > 0.4 * big.report.budget.available
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_models_reading_is_not_shown_unasked_until_it_is_pinned(memory: Memory, lang: str) -> None:
+    """A customer's choice the span tagger read (confidence below 1) is kept for the task but, once its message is
+    left out, neither the constraints block nor the summary's constraints state it: a misreading must not take a
+    small window's room in every turn. The rule's fact of the same conversation is stated; pinned, the model's is."""
+    choice = ("Could you put the whole family in economy, please?" if lang == "en" else "麻烦帮我们全部改成经济舱。")
+    rule = "Never use emojis in your replies." if lang == "en" else "回复里不要用表情符号。"
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an airline agent."},
+                                      {"role": "user", "content": choice}, {"role": "assistant", "content": "OK."},
+                                      {"role": "user", "content": rule}, {"role": "assistant", "content": "OK."}]
+    for i in range(40):
+        messages += [{"role": "user", "content": f"Step {i}: check flight HAT{100 + i}." if lang == "en"
+                      else f"第{i}步：查一下航班HAT{100 + i}。"},
+                     {"role": "assistant", "content": ("Checked, it is on time. " if lang == "en" else "查过了，准点。") * 30}]
+    messages.append({"role": "user", "content": "Go on." if lang == "en" else "继续。"})
+
+    def sent() -> str:
+        result = memory.context(ContextRequest("ns", messages, window=4096, task_id=f"model-{lang}", recall=False))
+        check_fits(memory, result)
+        assert all(m["content"] != choice for m in result.messages)  # its message is left out
+        return "\n".join(m["content"] or "" for m in result.messages if m["role"] == "system")
+
+    first = sent()
+    (cabin,) = [f for f in memory.facts.list_facts("ns") if f.key == "requirement:cabin"]
+    assert (cabin.rule, cabin.certain, cabin.scope) == ("tagger", False, f"session:model-{lang}")
+    assert ("emojis" if lang == "en" else "表情符号") in first and cabin.text not in first
+    memory.facts.set_pinned("ns", cabin.id, pinned=True)
+    assert cabin.text in sent()

@@ -112,6 +112,7 @@ def test_a_tagged_choice_binds_its_task_and_a_later_choice_of_the_slot_supersede
     assert (fact.key, fact.rule, fact.pinned, fact.scope) == ("requirement:cabin", TAGGER_RULE, False, "session:t1")
     assert before in fact.value and shipped_tagger().thresholds["zh" if "舱" in first else "en"] <= fact.confidence < 1.0
     assert stated == {0: frozenset({("session:t1", "requirement:cabin")})}
+    assert fact.text == ("cabin：" if "舱" in first else "cabin: ") + fact.value  # its slot named, not the whole request
     facts.observe_conversation("u1", "t1", [(0, first), (2, second)])
     (current,) = facts.list_facts("u1")
     assert current.key == "requirement:cabin" and after in current.value and current.id != fact.id
@@ -124,10 +125,12 @@ def test_without_a_detector_the_tagger_does_not_read_either(rules: RuleSet) -> N
 
 @pytest.mark.parametrize("text", ["Please put me in business and charge it to the card ending 4412.",
                                   "帮我改成商务舱，用尾号4412的信用卡付。"])
-def test_each_tagged_fact_keeps_the_words_and_the_clause(rules: RuleSet, embedder: Embedder, text: str) -> None:
+def test_each_tagged_fact_keeps_the_users_words(rules: RuleSet, embedder: Embedder, text: str) -> None:
     read = read_again(extract(text, rules), fitting_detector(embedder, rules), rules)
     tagged = [f for f in read.facts if f.rule == TAGGER_RULE]
-    assert tagged and all(f.value in f.text and f.text in text for f in tagged)
+    assert tagged and all(f.value in text for f in tagged)  # the user's words
+    # A slot's fact is shown as the slot and its value; a free one as the clause it was said in.
+    assert all(f.text in text or f.text.endswith(f.value) and f.key.split(":")[1] in f.text for f in tagged)
     assert all(f.kind in KINDS and f.lifetime in ("request", "standing") for f in tagged)
 
 
