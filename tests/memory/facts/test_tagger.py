@@ -130,7 +130,7 @@ def test_each_tagged_fact_keeps_the_users_words(rules: RuleSet, embedder: Embedd
     tagged = [f for f in read.facts if f.rule == TAGGER_RULE]
     assert tagged and all(f.value in text for f in tagged)  # the user's words
     # A slot's fact is shown as the slot and its value; a free one as the clause it was said in.
-    assert all(f.text in text or f.text.endswith(f.value) and f.key.split(":")[1] in f.text for f in tagged)
+    assert all(f.text in text or (f.text.endswith(f.value) and f.key.split(":")[1] in f.text) for f in tagged)
     assert all(f.kind in KINDS and f.lifetime in ("request", "standing") for f in tagged)
 
 
