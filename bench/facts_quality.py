@@ -5,13 +5,15 @@ precision / recall / F1 of facts (kind, key and value as docs/fact-labels.md mat
 accuracy; the same per kind; precision / recall of kinds alone (a constraint of the right kind found, whatever
 its value); lifetime accuracy (standing or this request only); the share of real chat turns (LoCoMo,
 MemoryBank) that yield a prohibition, requirement, limit or format fact; and extraction time per message.
-`--detector` adds the model-assisted detector (memory.facts.detector) to the rules, as the service runs by default.
+`--detector` adds the model-assisted reading (the span tagger, memory.facts.tagger, then the clause detector,
+memory.facts.detector) to the rules, as the service runs by default.
 `--misses` lists every disagreement on the sets rules are tuned on; held-out misses are never printed.
 `--tau` prints instead the real customer dialogue part (docs/fact-labels.md, "Customer dialogue"): per split of the
 τ-bench airline messages, precision / recall of facts and of kinds alone, the false-constraint rate (messages
 labelled with none that yield a prohibition, requirement, limit, format or preference), lifetime accuracy, rules only
-and, with `--detector`, with the detector too; extraction time per message; and the dev split's most frequent false
-constraints (their texts read from ../shared/benchdata, which the repository never holds).
+and, with `--detector`, with the tagger and detector too; extraction time per message (and the tagger's own share);
+and the dev split's most frequent false constraints (their texts read from ../shared/benchdata, which the
+repository never holds).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from memory.facts.assisted import read_again
 from memory.facts.detector import ClauseDetector, load_detector
 from memory.facts.extract import extract
 from memory.facts.rules import KINDS, RuleSet, load_rules
+from memory.facts.tagger import READS, shipped_tagger
 
 _DATA = Path(__file__).resolve().parents[1] / "tests" / "memory" / "facts"
 _HELD_OUT = {"heldout", "unseen"}
@@ -127,7 +130,8 @@ def main() -> None:
     print("rules only:      " + _timing(rules))
     if detector is not None:  # the model path runs only on clauses the rules left open, one batch a message
         # A fresh embedder: the scoring above left every clause in the first one's query cache.
-        print("rules + detector: " + _timing(rules, _detector(rules)))
+        print("rules + tagger + detector: " + _timing(rules, _detector(rules)))
+        print("the tagger's own share: " + _tagger_timing(rules))
     if args.misses:
         # Only the sets rules are tuned on: a held-out miss read is a held-out sentence tuned on.
         for name, report in reports.items():
@@ -149,7 +153,7 @@ def tau(rules: RuleSet, detector: ClauseDetector | None = None, *, misses: bool 
     splits = {split: tau_messages(labels, split) for split in _TAU_SPLITS}
     readers: dict[str, ClauseDetector | None] = {"rules only": None}
     if detector is not None:
-        readers["+ detector"] = detector
+        readers["+ models"] = detector
     print(f"customer dialogue (τ-bench airline): facts P / R / F1, kinds alone P / R, false-constraint rate "
           f"(messages labelled with none yielding {' / '.join(sorted(FALSE_CONSTRAINT_KINDS))}), lifetime")
     print(f"{'split':<9} {'reader':<11} {'messages':>8} {'facts':>5}  {'P':>5} {'R':>5} {'F1':>5}   "
@@ -169,7 +173,8 @@ def tau(rules: RuleSet, detector: ClauseDetector | None = None, *, misses: bool 
     print("\nextraction time per customer message (both splits)")
     print("rules only:       " + _timing(rules, texts=texts))
     if detector is not None:  # a fresh embedder: the scoring above left every clause in the first one's cache
-        print("rules + detector: " + _timing(rules, _detector(rules), texts=texts))
+        print("rules + tagger + detector: " + _timing(rules, _detector(rules), texts=texts))
+        print("the tagger's own share: " + _tagger_timing(rules, texts))
     dev = splits["dev"]
     last = next(reversed(readers))
     print(f"\ndev: the {_TOP_FALSE} most frequent false constraints ({last}) on messages labelled with none, "
@@ -220,6 +225,23 @@ def _timing(rules: RuleSet, detector: ClauseDetector | None = None, *, texts: Se
     times.sort()
     p95 = times[int(len(times) * 0.95)]
     return f"{len(times)} messages: p50 {statistics.median(times):.2f} ms, p95 {p95:.2f} ms, max {times[-1]:.2f} ms"
+
+
+def _tagger_timing(rules: RuleSet, texts: Sequence[str] | None = None) -> str:
+    # What the span tagger adds to a message: its reading of the clauses it reads, the rules' pass left out.
+    if texts is None:
+        texts = [item.text for name in ("dev", "unseen") for item in load_labelled(_DATA / SETS[name][0])]
+    tagger = shipped_tagger()
+    clauses = [[c.text for c in extract(text, rules).clauses if not c.facts and c.reason in READS] for text in texts]
+    times = []
+    for message in clauses * 3:
+        start = time.perf_counter()
+        for clause in message:
+            tagger.tag(clause)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return (f"{len(times)} messages: p50 {statistics.median(times):.2f} ms, p95 {times[int(len(times) * 0.95)]:.2f} "
+            f"ms, max {times[-1]:.2f} ms")
 
 
 def _format(cells: list[str]) -> str:
