@@ -55,6 +55,7 @@ from memory.facts.tagger import (
     READS,
     TaggerModel,
     Token,
+    clause_features,
     label_kind,
     spans,
     token_features,
@@ -275,7 +276,11 @@ def tag_targets(example: Example, names: Sequence[str]) -> list[int]:
 
 
 def fit(rows: Sequence[Example], names: Sequence[str], c: float = C) -> TaggerModel:
-    features = [token_features([t.text for t in tokens(row.text)]) for row in rows]
+    features = []
+    for row in rows:
+        words = [t.text for t in tokens(row.text)]
+        shared = clause_features(words)
+        features.append([[*token, *shared] for token in token_features(words)])
     df = Counter(f for clause in features for token in clause for f in set(token))
     vocabulary = tuple(sorted(f for f, count in df.items() if count >= MIN_DF))
     index = {f: i for i, f in enumerate(vocabulary)}

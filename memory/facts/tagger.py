@@ -39,8 +39,8 @@ from memory.facts.sentences import has_cjk
 from memory.facts.weights import check_thresholds, read_described
 
 __all__ = [
-    "ARRAYS", "OUTSIDE", "READS", "SpanTagger", "Tagged", "TaggerModel", "Token", "label_kind", "read_tagger",
-    "shipped_tagger", "shipped_tagger_path", "spans", "token_features", "tokens",
+    "ARRAYS", "OUTSIDE", "READS", "SpanTagger", "Tagged", "TaggerModel", "Token", "clause_features", "label_kind",
+    "read_tagger", "shipped_tagger", "shipped_tagger_path", "spans", "token_features", "tokens",
 ]
 
 OUTSIDE = "O"
@@ -125,24 +125,30 @@ def _shape(token: str) -> str:
 
 def token_features(words: Sequence[str]) -> list[list[str]]:
     """The features of each token of one clause (its tokens' texts, in order): the token, its neighbours up to
-    `_WINDOW` away, pairs and a triple around it, its suffix and shape, and the clause's own words and ending."""
+    `_WINDOW` away, pairs and a triple around it, its suffix and shape. Every token also reads the clause's own
+    features (clause_features), which are the same for all of them."""
     norm = [_norm(w) for w in words]
     padded = ["<s>"] * _WINDOW + norm + ["</s>"] * _WINDOW
-    clause = {f"c:{w}" for w in norm if w.isalpha() or _CJK_CHAR.fullmatch(w)}
-    ending = "end:?" if words and words[-1] in ("?", "？") else "end:."
-    opening = f"open:{' '.join(norm[:2])}"
     features: list[list[str]] = []
     for i, word in enumerate(norm):
         j = i + _WINDOW
-        row = [f"w:{word}", f"shape:{_shape(words[i])}", ending, opening, "bias"]
+        row = [f"w:{word}", f"shape:{_shape(words[i])}", "bias"]
         row += [f"w{k:+d}:{padded[j + k]}" for k in range(-_WINDOW, _WINDOW + 1) if k]
         row += [f"b-:{padded[j - 1]} {word}", f"b+:{word} {padded[j + 1]}", f"t:{padded[j - 1]} {word} {padded[j + 1]}",
                 f"b--:{padded[j - 2]} {padded[j - 1]}", f"b++:{padded[j + 1]} {padded[j + 2]}"]
         if word.isalpha() and not _CJK_CHAR.fullmatch(word) and len(word) > 3:
             row.append(f"suf:{word[-3:]}")
-        row += clause
         features.append(row)
     return features
+
+
+def clause_features(words: Sequence[str]) -> list[str]:
+    """What every token of the clause also reads: its words, how it ends ("?") and its first two words. Summed once
+    per clause at run time, so a long clause costs time in proportion to its length."""
+    norm = [_norm(w) for w in words]
+    ending = "end:?" if words and words[-1] in ("?", "？") else "end:."
+    return [ending, f"open:{' '.join(norm[:2])}",
+            *sorted({f"c:{w}" for w in norm if w.isalpha() or _CJK_CHAR.fullmatch(w)})]
 
 
 @dataclass(frozen=True, eq=False)  # arrays have no single truth value: two models are equal only if identical
@@ -174,7 +180,8 @@ class TaggerModel:
 
     def probabilities(self, words: Sequence[str]) -> np.ndarray:
         """One row of label probabilities per token of a clause."""
-        logits = np.tile(self.bias, (len(words), 1))
+        shared = [self.index[f] for f in clause_features(words) if f in self.index]
+        logits = np.tile(self.bias + self.weights[shared].sum(axis=0), (len(words), 1))
         for row, features in enumerate(token_features(words)):
             known = [self.index[f] for f in features if f in self.index]
             if known:

@@ -17,6 +17,7 @@ from memory.context.processors.registry import PROCESSORS, process
 from memory.experience.freshness import asks_about_time
 from memory.facts.extract import extract
 from memory.facts.rules import load_rules
+from memory.facts.tagger import READS, shipped_tagger
 from memory.text import analyze
 from memory.tokens import TokenCounter
 
@@ -58,6 +59,8 @@ def test_a_megabyte_of_each_shape_is_read_in_seconds_by_every_path(shape: str, c
         "identifiers (compaction)": identifiers,
         "html_to_text (ingest)": html_to_text,
         "fact extraction": lambda t: extract(t, _RULES),
+        "span tagger, on the clauses it reads": lambda t: [shipped_tagger().tag(c.text) for c in
+                                                           extract(t, _RULES).clauses if c.reason in READS],
         "token count": counter.count,
         **{f"processor {p.name}": (lambda t, p=p: process("tool", t, 400, counter, PROCESSORS, {"tool": p.name}))
            for p in PROCESSORS},
@@ -74,6 +77,16 @@ def test_queries_and_lexical_terms_are_read_in_linear_time(shape: str) -> None:
     query = SHAPES[shape](20_000)
     assert _seconds(asks_about_time, query) < 1 and _seconds(analyze.query_terms, query) < 2
     assert _seconds(analyze.terms, SHAPES[shape](MB // 4)) < 10
+
+
+@pytest.mark.parametrize("clause", [
+    "".join(chr(0x4E00 + i) for i in range(20_000)),  # every character a word of its own
+    " ".join(f"w{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676 % 26)}x" for i in range(4_000)),
+])
+def test_the_span_tagger_reads_a_long_clause_in_linear_time(clause: str) -> None:
+    # The clause's words are features of every token: read once per clause, not once per token (which took
+    # tens of seconds for the first clause here).
+    assert _seconds(shipped_tagger().tag, clause) < 3
 
 
 def test_a_long_chinese_run_gives_jieba_s_own_terms() -> None:
