@@ -42,13 +42,12 @@ def fitting_detector(embedder: Embedder, rules: RuleSet) -> ClauseDetector | Non
     return ClauseDetector(embedder, model, rules)
 
 
-def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: RuleSet,
-               tagger: SpanTagger | None = None) -> Extraction:
-    """`extraction` with the span tagger's and the detector's facts added to the clauses the rules left open (the
-    shipped tagger when `tagger` is None; neither without a detector: that is the rules-only reading)."""
+def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: RuleSet) -> Extraction:
+    """`extraction` with the shipped span tagger's and the detector's facts added to the clauses the rules left open
+    (neither without a detector: that is the rules-only reading)."""
     if detector is None:
         return extraction
-    tagger = tagger or shipped_tagger()
+    tagger = shipped_tagger()
     clauses = list(extraction.clauses)
     for index, clause in enumerate(clauses):
         if not clause.facts and clause.reason in READS:
@@ -94,19 +93,24 @@ def _tagged_fact(clause: Clause, tagged: Tagged, tagger: SpanTagger, rules: Rule
 
 def _amount(text: str, tagged: Tagged, rules: RuleSet) -> str | None:
     # A limit that is one sum of money reads as the rules write one ("under $1,000" -> "1000 USD"), so a cap the
-    # tagger found and one a rule found are the same value; the currency may sit just outside the span ("$").
-    if tagged.kind != "limit":
-        return None
-    numbers = _NUMBER.findall(tagged.text)
+    # tagger found and one a rule found are the same value. The currency touches the number, before or after it,
+    # inside the span or just outside ("$" is not a word the tagger keeps); a time ("before 9pm") is left as said.
+    numbers = list(_NUMBER.finditer(text, tagged.start, tagged.end))
     names = rules.vocab.get("currency", {})
+    if tagged.kind != "limit" or len(numbers) != 1 or not names:
+        return None
     # The rules' own currency names, each a whole word where it is one ("$", "dollars", "元").
     written = "|".join(rf"(?<![^\W\d_]){re.escape(n)}(?![^\W\d_])" if n.isascii() and n.isalpha() else re.escape(n)
                        for n in sorted(names, key=len, reverse=True))
-    currency = re.search(written, text[max(0, tagged.start - 4):tagged.end + 12].casefold()) if written else None
-    if len(numbers) != 1 or currency is None:
+    number = numbers[0]
+    folded = text.casefold()
+    before = re.search(rf"(?:{written})\s?$", folded[max(0, number.start() - 8):number.start()])
+    after = re.match(rf"\s?(?:{written})", folded[number.end():number.end() + 12])
+    currency = before or after
+    if currency is None:
         return None
-    amount = normalize_group("number", numbers[0], rules, "zh" if has_cjk(text) else "en")
-    return f"{amount} {names[currency.group()]}" if amount else None
+    amount = normalize_group("number", number.group(), rules, "zh" if has_cjk(text) else "en")
+    return f"{amount} {names[currency.group().strip()]}" if amount else None
 
 
 def _value(text: str, rules: RuleSet) -> str:

@@ -19,11 +19,12 @@ import pytest
 from memory.config import load_config
 from memory.embedding import Embedder
 from memory.errors import ConfigError
+from memory.facts import assisted
 from memory.facts.assisted import TAGGER_RULE, fitting_detector, read_again
 from memory.facts.extract import extract
 from memory.facts.memory import FactMemory
 from memory.facts.rules import KINDS, RuleSet
-from memory.facts.tagger import OUTSIDE, SpanTagger, read_tagger, shipped_tagger, shipped_tagger_path, tokens
+from memory.facts.tagger import OUTSIDE, SpanTagger, Tagged, read_tagger, shipped_tagger, shipped_tagger_path, tokens
 from memory.store import Store
 from memory.tokens import get_counter
 from tests.conftest import ManualClock
@@ -178,3 +179,17 @@ def test_a_damaged_description_is_refused_with_the_reason(tmp_path: Path, change
 def test_a_missing_file_says_how_to_build_it(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="facts_tagger_train"):
         read_tagger(tmp_path / "tagger.toml")
+
+
+@pytest.mark.parametrize(("text", "span", "value"), [
+    ("Anything under $1,000 works.", "1,000", "1000 USD"),
+    ("Keep the change fee below 150 dollars.", "below 150", "150 USD"),
+    ("预算800块以内就行。", "800", "800 CNY"),
+    ("It has to land before 9pm and cost under $300.", "before 9pm", None),  # a time, whatever follows
+    ("总价不超过两千元。", "两千", None),  # no digits: the words stay as said
+])
+def test_a_cap_in_money_reads_as_the_rules_write_it(rules: RuleSet, text: str, span: str, value: str | None) -> None:
+    start = text.index(span)
+    tagged = Tagged("limit:budget", span, start, start + len(span), 0.9)
+    assert assisted._amount(text, tagged, rules) == value
+    assert assisted._amount(text, Tagged("requirement:cabin", span, start, start + len(span), 0.9), rules) is None
