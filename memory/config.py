@@ -40,6 +40,7 @@ __all__ = [
     "TasksConfig",
     "TokenizerConfig",
     "load_config",
+    "read_toml",
 ]
 
 
@@ -351,6 +352,18 @@ _SECTIONS: dict[str, type] = {
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
+def read_toml(path: Path, *, missing: str, invalid: str) -> dict[str, Any]:
+    """The TOML file at `path`. ConfigError with `missing` when there is no such file, with `invalid` (its
+    `{error}` filled with the parser's message) when it is not valid TOML."""
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(missing) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(invalid.format(error=exc)) from None
+
+
 def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Defaults, overlaid by the TOML file at `path` (any subset of settings), overlaid by MEMORY_* variables."""
     raw = _as_raw(Config())
@@ -358,13 +371,8 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     origin = "defaults"
     if path is not None:
         path = Path(path)
-        try:
-            with path.open("rb") as fh:
-                loaded = tomllib.load(fh)
-        except FileNotFoundError:
-            raise ConfigError(f"config file {path} does not exist; pass an existing TOML file or none") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+        loaded = read_toml(path, missing=f"config file {path} does not exist; pass an existing TOML file or none",
+                           invalid=f"config file {path} is not valid TOML: {{error}}")
         _merge(raw, loaded, str(path))
         origin = str(path)
     if env is not None:

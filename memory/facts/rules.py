@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import threading
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -12,6 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, cast
 
+from memory.config import read_toml
 from memory.errors import ConfigError
 
 __all__ = [
@@ -176,13 +176,8 @@ class _OnFirstUse:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: rule file not found; expected an existing TOML file.") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the syntax and reload.") from None
+    data = read_toml(path, missing=f"{path}: rule file not found; expected an existing TOML file.",
+                     invalid=f"{path}: not valid TOML ({{error}}); fix the syntax and reload.")
     unknown = set(data) - _TOP_LEVEL
     if unknown:
         raise ConfigError(

@@ -8,13 +8,13 @@ rebuilds them.
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from memory.config import read_toml
 from memory.errors import ConfigError
 from memory.facts.rules import LANGS
 
@@ -26,13 +26,8 @@ def read_described(path: str | Path, *, keys: Collection[str], arrays: Sequence[
     """The description at `path` (version 1, only `keys`) and the arrays of the weights file it names, checked
     against its `weights_sha256`; `script` is the module that rebuilds them, named in every error."""
     path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            meta = tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found; build it with `python -m {script}`") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}); rebuild it with `python -m {script}`") from None
+    meta = read_toml(path, missing=f"{path}: file not found; build it with `python -m {script}`",
+                     invalid=f"{path}: not valid TOML ({{error}}); rebuild it with `python -m {script}`")
     unknown = set(meta) - set(keys)
     if unknown or meta.get("version") != 1:
         raise ConfigError(f"{path}: expected version = 1 and only the keys {sorted(keys)}; got version "
