@@ -235,6 +235,7 @@ CACHES = {
     "experience/dense.py": "_handles: Chroma handles by namespace; dropped with the namespace (checked above)",
     "database/postgres.py": "_psycopg_sql: SQL text with psycopg's placeholders; values are always bound, never in it",
     "schema.py": "_fold: single words to the index's tokens, as _stem; _tokenizer: a connection, no data",
+    "facts/tagger.py": "shipped_tagger: the span tagger's shipped weights, read once a process; no user data",
 }
 
 
