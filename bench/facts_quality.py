@@ -46,7 +46,7 @@ from memory.facts.assisted import read_again
 from memory.facts.detector import ClauseDetector, load_detector
 from memory.facts.extract import extract
 from memory.facts.rules import KINDS, RuleSet, load_rules
-from memory.facts.tagger import READS, shipped_tagger
+from memory.facts.tagger import reads, shipped_tagger
 
 _DATA = Path(__file__).resolve().parents[1] / "tests" / "memory" / "facts"
 _HELD_OUT = {"heldout", "unseen"}
@@ -222,9 +222,7 @@ def _timing(rules: RuleSet, detector: ClauseDetector | None = None, *, texts: Se
         start = time.perf_counter()
         read_again(extract(text, rules), detector, rules)
         times.append((time.perf_counter() - start) * 1000)
-    times.sort()
-    p95 = times[int(len(times) * 0.95)]
-    return f"{len(times)} messages: p50 {statistics.median(times):.2f} ms, p95 {p95:.2f} ms, max {times[-1]:.2f} ms"
+    return _summary(times)
 
 
 def _tagger_timing(rules: RuleSet, texts: Sequence[str] | None = None) -> str:
@@ -232,16 +230,20 @@ def _tagger_timing(rules: RuleSet, texts: Sequence[str] | None = None) -> str:
     if texts is None:
         texts = [item.text for name in ("dev", "unseen") for item in load_labelled(_DATA / SETS[name][0])]
     tagger = shipped_tagger()
-    clauses = [[c.text for c in extract(text, rules).clauses if not c.facts and c.reason in READS] for text in texts]
+    clauses = [[c.text for c in extract(text, rules).clauses if reads(c)] for text in texts]
     times = []
     for message in clauses * 3:
         start = time.perf_counter()
         for clause in message:
             tagger.tag(clause)
         times.append((time.perf_counter() - start) * 1000)
-    times.sort()
-    return (f"{len(times)} messages: p50 {statistics.median(times):.2f} ms, p95 {times[int(len(times) * 0.95)]:.2f} "
-            f"ms, max {times[-1]:.2f} ms")
+    return _summary(times)
+
+
+def _summary(times: list[float]) -> str:
+    times = sorted(times)
+    p95 = times[int(len(times) * 0.95)]
+    return f"{len(times)} messages: p50 {statistics.median(times):.2f} ms, p95 {p95:.2f} ms, max {times[-1]:.2f} ms"
 
 
 def _format(cells: list[str]) -> str:

@@ -52,11 +52,11 @@ from memory.facts.sentences import has_cjk
 from memory.facts.tagger import (
     ARRAYS,
     OUTSIDE,
-    READS,
     TaggerModel,
     Token,
     clause_features,
     label_kind,
+    reads,
     spans,
     token_features,
     tokens,
@@ -138,7 +138,7 @@ def align(found: Sequence[Token], value: str) -> tuple[int, int] | None:
 
 def readable(text: str, rules: RuleSet) -> list[str]:
     """The clauses of a message the tagger reads at run time."""
-    return [c.text for c in extract(text, rules).clauses if not c.facts and c.reason in READS and c.text.strip()]
+    return [c.text for c in extract(text, rules).clauses if reads(c)]
 
 
 def place(text: str, facts: Sequence[Fact], rules: RuleSet, source: str, group: str,

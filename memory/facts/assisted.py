@@ -20,7 +20,7 @@ from memory.facts.model import Clause, ExtractedFact, Extraction
 from memory.facts.normalize import normalize_group, normalize_key, strip_edges
 from memory.facts.rules import INSTRUCTION_KINDS, RuleSet
 from memory.facts.sentences import has_cjk
-from memory.facts.tagger import READS, SpanTagger, Tagged, shipped_tagger
+from memory.facts.tagger import SpanTagger, Tagged, reads, shipped_tagger
 
 __all__ = ["DETECTOR_RULE", "MODEL_RULES", "TAGGER_RULE", "fitting_detector", "read_again"]
 
@@ -50,7 +50,7 @@ def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: R
     tagger = shipped_tagger()
     clauses = list(extraction.clauses)
     for index, clause in enumerate(clauses):
-        if not clause.facts and clause.reason in READS:
+        if reads(clause):
             tagged = tagger.tag(clause.text)
             if tagged:
                 facts = tuple(_tagged_fact(clause, t, tagger, rules) for t in tagged)
@@ -96,12 +96,9 @@ def _amount(text: str, tagged: Tagged, rules: RuleSet) -> str | None:
     # tagger found and one a rule found are the same value. The currency touches the number, before or after it,
     # inside the span or just outside ("$" is not a word the tagger keeps); a time ("before 9pm") is left as said.
     numbers = list(_NUMBER.finditer(text, tagged.start, tagged.end))
-    names = rules.vocab.get("currency", {})
-    if tagged.kind != "limit" or len(numbers) != 1 or not names:
+    written = rules.currency_names
+    if tagged.kind != "limit" or len(numbers) != 1 or not written:
         return None
-    # The rules' own currency names, each a whole word where it is one ("$", "dollars", "元").
-    written = "|".join(rf"(?<![^\W\d_]){re.escape(n)}(?![^\W\d_])" if n.isascii() and n.isalpha() else re.escape(n)
-                       for n in sorted(names, key=len, reverse=True))
     number = numbers[0]
     folded = text.casefold()
     before = re.search(rf"(?:{written})\s?$", folded[max(0, number.start() - 8):number.start()])
@@ -110,7 +107,7 @@ def _amount(text: str, tagged: Tagged, rules: RuleSet) -> str | None:
     if currency is None:
         return None
     amount = normalize_group("number", number.group(), rules, "zh" if has_cjk(text) else "en")
-    return f"{amount} {names[currency.group().strip()]}" if amount else None
+    return f"{amount} {rules.vocab['currency'][currency.group().strip()]}" if amount else None
 
 
 def _value(text: str, rules: RuleSet) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -110,6 +111,14 @@ class RuleSet:
     def for_lang(self, lang: str) -> tuple[Rule, ...]:
         """Rules for one language, highest priority first, file order breaking ties."""
         return tuple(r for r in self.rules if r.lang == lang)
+
+    @functools.cached_property
+    def currency_names(self) -> str:
+        """The vocabulary's currency names as one regular expression ("" when it has none), longest first, a name
+        that is a word matched as a whole word ("dollars"), a sign anywhere ("$", "元")."""
+        names = sorted(self.vocab.get("currency", {}), key=len, reverse=True)
+        return "|".join(rf"(?<![^\W\d_]){re.escape(n)}(?![^\W\d_])" if n.isascii() and n.isalpha() else re.escape(n)
+                        for n in names)
 
 
 def shipped_rules_path() -> Path:

@@ -34,13 +34,14 @@ import numpy as np
 from memory.errors import ConfigError
 from memory.facts import guards
 from memory.facts.detector import clause_terms
+from memory.facts.model import Clause
 from memory.facts.rules import KINDS
 from memory.facts.sentences import has_cjk
 from memory.facts.weights import check_thresholds, read_described
 
 __all__ = [
     "ARRAYS", "OUTSIDE", "READS", "SpanTagger", "Tagged", "TaggerModel", "Token", "clause_features", "label_kind",
-    "read_tagger", "shipped_tagger", "shipped_tagger_path", "spans", "token_features", "tokens",
+    "read_tagger", "reads", "shipped_tagger", "shipped_tagger_path", "spans", "token_features", "tokens",
 ]
 
 OUTSIDE = "O"
@@ -90,6 +91,11 @@ class Tagged:
     def slot(self) -> str | None:
         """The slot the label names ("cabin" for requirement:cabin), None for a free constraint."""
         return self.label.partition(":")[2] or None
+
+
+def reads(clause: Clause) -> bool:
+    """Whether the tagger reads this clause of an extraction: no rule's fact in it, a reason in READS, a word."""
+    return not clause.facts and clause.reason in READS and bool(clause.text.strip())
 
 
 def label_kind(label: str) -> str:

@@ -17,7 +17,7 @@ from memory.context.processors.registry import PROCESSORS, process
 from memory.experience.freshness import asks_about_time
 from memory.facts.extract import extract
 from memory.facts.rules import load_rules
-from memory.facts.tagger import READS, shipped_tagger
+from memory.facts.tagger import reads, shipped_tagger
 from memory.text import analyze
 from memory.tokens import TokenCounter
 
@@ -60,7 +60,7 @@ def test_a_megabyte_of_each_shape_is_read_in_seconds_by_every_path(shape: str, c
         "html_to_text (ingest)": html_to_text,
         "fact extraction": lambda t: extract(t, _RULES),
         "span tagger, on the clauses it reads": lambda t: [shipped_tagger().tag(c.text) for c in
-                                                           extract(t, _RULES).clauses if c.reason in READS],
+                                                           extract(t, _RULES).clauses if reads(c)],
         "token count": counter.count,
         **{f"processor {p.name}": (lambda t, p=p: process("tool", t, 400, counter, PROCESSORS, {"tool": p.name}))
            for p in PROCESSORS},
