@@ -185,6 +185,8 @@ class RetrievalConfig:
     neighbour_window_s: int = positive(3600)
     turn_context: float = unit(0.25)
     speaker_boost: float = unit(0.1)
+    user_speakers: tuple[str, ...] = ("user",)
+    first_person_boost: float = unit(0.5)
     date_boost: float = unit(0.3)
 
 

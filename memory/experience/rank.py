@@ -23,7 +23,7 @@ from memory.experience.periods import DateBoost
 from memory.experience.rerank import Candidate, Ranked, Span, most_window, rerank, span, window
 from memory.experience.retrieve import Retrieved
 from memory.experience.rows import Rows
-from memory.experience.speakers import SpeakerBoost
+from memory.experience.speakers import FirstPersonBoost, SpeakerBoost
 
 __all__ = ["Ranking", "Reach", "rank"]
 
@@ -78,6 +78,7 @@ def rank(
     weights, fused = fuse(retrieved.dense, retrieved.lexical, retrieved.cjk_share, sum(retrieved.idf.values()),
                           config)
     boosts = Boosts(SpeakerBoost(retrieved.query, config.speaker_boost),
+                    FirstPersonBoost(retrieved.query, config.first_person_boost, config.user_speakers),
                     DateBoost(retrieved.query, config.date_boost))
     rows = retrieved.rows
     if not reranked:

@@ -1,4 +1,5 @@
-"""A query naming a speaker favours that speaker's turns (speaker_boost), in both languages."""
+"""A query naming a speaker favours that speaker's turns (speaker_boost), and a query in the first person the
+user's turns (first_person_boost), in both languages."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from memory.config import Config
 from memory.experience import ExperienceMemory, MemoryTurn
-from memory.experience.speakers import names
+from memory.experience.speakers import in_first_person, names
 from memory.store import Store
 from memory.tokens import get_counter
 from tests.conftest import ManualClock
@@ -65,3 +66,80 @@ def test_the_named_speakers_turns_score_more_and_others_stay(
         return {h.text.split(":")[0]: float(h.why["fused"]) for h in found}  # a turn reads "speaker: text"
 
     assert_boosted(fused, query, plain, named, said[0][0])  # a plain query names nobody
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("How many Instagram followers do I currently have?", True),
+        ("What did you tell me about the hotel?", True),
+        ("Where is my passport?", True),
+        ("I'd like the trains again", True),
+        ("What did Caroline say about the trip?", False),
+        ("Which item is mine, the red one?", True),
+        ("Is it in the mind or the IMF report?", False),  # "i" inside words is not "I"
+        ("我上个月买了什么？", True),
+        ("我们去过哪些城市？", True),
+        ("小王上周做了什么？", False),
+        ("", False),
+    ],
+)
+def test_a_query_in_the_first_person_is_told_apart_in_either_language(query: str, expected: bool) -> None:
+    assert in_first_person(query) is expected
+
+
+# The user and the assistant saying much the same, on different days (no neighbour rings between them).
+ENGLISH_TOLD = [("assistant", "Adopting a grey cat from the animal shelter is a lovely choice."),
+                ("user", "I adopted a grey kitten from the shelter downtown last week.")]
+CHINESE_TOLD = [("assistant", "从动物收容所领养一只灰色的小猫是很好的选择。"),
+                ("user", "我上周从市中心的收容所领养了一只灰色小猫。")]
+
+
+@pytest.mark.parametrize(
+    ("told", "query", "plain", "users"),
+    [
+        (ENGLISH_TOLD, "Which grey cat did I adopt from the shelter?", "Which grey cat was adopted from the shelter?",
+         ("user",)),
+        (ENGLISH_TOLD, "Which grey cat did I adopt from the shelter?", "Which grey cat was adopted from the shelter?",
+         (" USER ",)),  # names compare with case and spacing folded
+        (CHINESE_TOLD, "我领养了什么样的猫？", "谁领养了什么样的猫？", ("user",)),
+    ],
+    ids=["en", "en-folded", "zh"],
+)
+def test_a_first_person_query_raises_the_users_turns_and_leaves_the_rest(
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock,
+    told: list[tuple[str, str]], query: str, plain: str, users: tuple[str, ...],
+) -> None:
+    def memory(boost: float) -> ExperienceMemory:
+        settings = config.replace("retrieval", first_person_boost=boost, user_speakers=users, speaker_boost=0.0,
+                                  neighbour_weight=0.0)
+        return ExperienceMemory(store, encoder, get_counter(), settings, clock)
+
+    memory(0.0).add_memories("ns", [
+        MemoryTurn(text=text, speaker=speaker, timestamp=f"2026-05-0{day}T09:00:00Z")
+        for day, (speaker, text) in enumerate(told, 1)
+    ])
+
+    def fused(boost: float, asked: str) -> dict[str, float]:
+        found = memory(boost).search("ns", asked, k=5)
+        return {h.text.split(":")[0]: float(h.why["fused"]) for h in found}
+
+    assert_boosted(fused, query, plain, "user", "assistant")  # a plain query is not in the first person
+
+
+def test_without_user_speakers_a_first_person_query_raises_nothing(
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock,
+) -> None:
+    def found(**retrieval: object) -> dict[str, float]:
+        settings = config.replace("retrieval", speaker_boost=0.0, neighbour_weight=0.0, **retrieval)
+        hits = ExperienceMemory(store, encoder, get_counter(), settings, clock).search("ns", "Which cat did I adopt?", k=5)
+        return {h.text.split(":")[0]: float(h.why["fused"]) for h in hits}
+
+    ExperienceMemory(store, encoder, get_counter(), config, clock).add_memories("ns", [
+        MemoryTurn(text=text, speaker=speaker, timestamp=f"2026-05-0{day}T09:00:00Z")
+        for day, (speaker, text) in enumerate(ENGLISH_TOLD, 1)
+    ])
+    plain = found(first_person_boost=0.0)
+    assert found(first_person_boost=0.5, user_speakers=()) == plain
+    assert found(first_person_boost=0.5, user_speakers=("customer",)) == plain
+    assert found(first_person_boost=0.5)["user"] > plain["user"]
