@@ -59,38 +59,39 @@ def names(query: str) -> Callable[[str], bool]:
     return named
 
 
-class SpeakerBoost:
+class _TurnsOf:
+    """The turns of the speakers `said_by` accepts scaled by `factor`; the two boosts below differ in whom they accept.
+
+    Whose turns a candidate holds is known only from its row: any candidate may be raised, so the span is the factor.
+    """
+
+    def __init__(self, said_by: Callable[[str], bool], factor: float) -> None:
+        self._said_by = said_by
+        self.span = (1.0, factor)
+
+    def favour(self, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
+        """`fused` with those speakers' turns raised, best first (see boosts.boosted)."""
+        return boosted(fused, rows, self._said, self.span[1])
+
+    def _said(self, row: ChunkRow) -> bool:
+        return row.kind == "memory" and row.speaker is not None and self._said_by(row.speaker)
+
+
+class SpeakerBoost(_TurnsOf):
     """The turns of the speakers a query names (see names) scaled by 1 + `weight` (`[retrieval] speaker_boost`)."""
 
     def __init__(self, query: str, weight: float) -> None:
-        self._named = names(query)
-        # Whose turns a candidate holds is known only from its row: any candidate may be raised.
-        self.span = (1.0, 1.0 + weight) if weight > 0 else (1.0, 1.0)
-
-    def favour(self, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
-        """`fused` with the named speakers' turns raised, best first (see boosts.boosted)."""
-        return boosted(fused, rows, self._said_by_named, self.span[1])
-
-    def _said_by_named(self, row: ChunkRow) -> bool:
-        return row.kind == "memory" and row.speaker is not None and self._named(row.speaker)
+        super().__init__(names(query), 1.0 + weight)
 
 
-class FirstPersonBoost:
+class FirstPersonBoost(_TurnsOf):
     """For a query in the first person (see in_first_person), the turns of `user_speakers` (compared as names are:
     case and spacing folded) scaled by 1 + `weight` (`[retrieval] first_person_boost`)."""
 
     def __init__(self, query: str, weight: float, user_speakers: Iterable[str]) -> None:
-        self._users = frozenset(folded for s in user_speakers if (folded := _folded(s)))
-        on = weight > 0 and bool(self._users) and in_first_person(query)
-        self._factor = 1.0 + weight if on else 1.0
-        self.span = (1.0, self._factor)
-
-    def favour(self, fused: list[Fused], rows: Mapping[str, ChunkRow]) -> list[Fused]:
-        """`fused` with the user's turns raised when the query is in the first person, best first."""
-        return boosted(fused, rows, self._said_by_user, self._factor)
-
-    def _said_by_user(self, row: ChunkRow) -> bool:
-        return row.kind == "memory" and row.speaker is not None and _folded(row.speaker) in self._users
+        users = frozenset(folded for s in user_speakers if (folded := _folded(s)))
+        on = weight > 0 and bool(users) and in_first_person(query)
+        super().__init__(lambda speaker: _folded(speaker) in users, 1.0 + weight if on else 1.0)
 
 
 def _folded(speaker: str) -> str:

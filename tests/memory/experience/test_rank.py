@@ -20,7 +20,7 @@ from memory.experience.rerank import Span, most_window, span
 from memory.experience.retrieve import Retrieved
 from memory.experience.rows import Rows
 from memory.experience.search import Search
-from memory.experience.speakers import SpeakerBoost
+from memory.experience.speakers import FirstPersonBoost, SpeakerBoost
 from memory.store import Store
 from tests.conftest import ManualClock
 from tests.memory.experience.conftest import CHINESE, ENGLISH, CountingEncoder, add
@@ -197,6 +197,10 @@ def test_the_reach_holds_every_candidate_that_can_be_among_the_first_places(
 def test_the_boosts_declare_how_far_they_move_a_score() -> None:
     assert SpeakerBoost("what did Anna say", 0.1).span == (1.0, 1.1)
     assert SpeakerBoost("what did Anna say", 0.0).span == (1.0, 1.0)
+    assert FirstPersonBoost("what did I buy", 0.5, ("user",)).span == (1.0, 1.5)
+    assert FirstPersonBoost("我买了什么", 0.5, ("user",)).span == (1.0, 1.5)
+    assert FirstPersonBoost("what did Anna buy", 0.5, ("user",)).span == (1.0, 1.0)  # not in the first person
+    assert FirstPersonBoost("what did I buy", 0.5, ()).span == (1.0, 1.0)  # nobody is the user
     assert DateBoost("what happened on 8 May 2023", 0.3).span == (1.0, 1.3)
     assert DateBoost("what happened in May", 0.3).span == (1.0, 1.0)  # no year: no period, no boost
     assert DateBoost("2023年5月发生了什么", 0.5).span == (1.0, 1.5)
