@@ -454,11 +454,18 @@ class ExperienceMemory:
         return self._search.explain(namespace, query, k, filters or SearchFilters(), reach_tokens=reach_tokens)
 
     def shortlist(
-        self, namespace: str, query: str, k: int, *, reach_tokens: int, filters: SearchFilters | None = None
+        self, namespace: str, query: str, k: int, *, reach_tokens: int, filters: SearchFilters | None = None,
+        item_tokens: int | None = None,
     ) -> Shortlist:
-        """search's results cut where their tokens reach `reach_tokens`: snippets within it, scores beyond."""
+        """search's results cut where their tokens reach `reach_tokens`: snippets within it, scores beyond. With
+        `item_tokens` (the most the caller shows of one result) a longer result counts only that much."""
         self._check_search(query, k, reach_tokens)
-        return self._search.shortlist(namespace, query, k, filters or SearchFilters(), reach_tokens=reach_tokens)
+        if item_tokens is not None and (isinstance(item_tokens, bool) or not isinstance(item_tokens, int)
+                                        or item_tokens < 1):
+            raise ValidationError(f"item_tokens must be a whole number of tokens (1 or more) or None, "
+                                  f"got {item_tokens!r}")
+        return self._search.shortlist(namespace, query, k, filters or SearchFilters(), reach_tokens=reach_tokens,
+                                      item_tokens=item_tokens)
 
     def _check_search(self, query: str, k: int, reach_tokens: int | None) -> None:
         if not isinstance(query, str):

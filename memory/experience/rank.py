@@ -68,10 +68,11 @@ class Reach(NamedTuple):
 
 def rank(
     retrieved: Retrieved, k: int, config: RetrievalConfig, now: datetime, *, reranked: bool = True,
-    reach_tokens: int | None = None,
+    reach_tokens: int | None = None, item_tokens: int | None = None,
 ) -> Ranking:
     """The k best candidates of `retrieved`: fused, boosted for the speakers and dates the query names, and (unless
-    `reranked` is False) reranked; `reach_tokens` narrows rerank's window (see memory.experience.rerank.rerank).
+    `reranked` is False) reranked; `reach_tokens` (each candidate counted up to `item_tokens`) narrows rerank's
+    window (see memory.experience.rerank.rerank).
 
     Only the rows of candidates that can reach the k best are read (into `retrieved.rows`).
     """
@@ -93,10 +94,10 @@ def rank(
         # among those k give it, and a narrower window leaves fewer candidates to read.
         fused, upto = _read_within(fused, rows, reach, k)
         places = window(_candidates(boosts.favour(fused[:upto], rows), rows), retrieved.idf, now, retrieved.temporal,
-                        config, k, reach_tokens)
+                        config, k, reach_tokens, item_tokens)
     fused, upto = _read_within(fused, rows, reach, places + k)
     ranked = rerank(_candidates(boosts.favour(fused[:upto], rows), rows), retrieved.idf, now, retrieved.temporal,
-                    config, k, reach_tokens)
+                    config, k, reach_tokens, item_tokens)
     return Ranking(weights, ranked[:k])
 
 

@@ -103,17 +103,19 @@ def rerank(
     config: RetrievalConfig,
     k: int,
     reach_tokens: int | None = None,
+    item_tokens: int | None = None,
 ) -> list[Ranked]:
     """Fused score blended with coverage, times recency; then, among the top 2k+10, newer-first and duplicates.
 
     With `reach_tokens` (the caller will use at most that many tokens of the result) the window is also at most
-    twice the best candidates whose tokens add up to it, plus 10: comparing candidates the caller never uses
-    costs every call, and a near-duplicate ranked further down than that is left where it is. Coverage is
+    twice the best candidates whose tokens (each counted up to `item_tokens`, the most the caller shows of one)
+    add up to it, plus 10: comparing candidates the caller never uses costs every call, and a near-duplicate
+    ranked further down than that is left where it is. Coverage is
     computed here only when it weighs in the score; term sets are built
     only for the window.
     """
     ranked = _scored(candidates, idf, now, temporal, config)
-    window = _window(ranked, k, reach_tokens)  # only what can reach the result is compared pairwise
+    window = _window(ranked, k, reach_tokens, item_tokens)  # only what can reach the result is compared pairwise
     top = _suppress_duplicates(ranked[:window], config)
     if not temporal:
         top = _newer_first(top, config)
@@ -128,13 +130,14 @@ def window(
     config: RetrievalConfig,
     k: int,
     reach_tokens: int | None,
+    item_tokens: int | None = None,
 ) -> int:
     """How many of the best candidates rerank compares pairwise (its window), from candidates that hold its k best.
 
     The window depends only on the k best before any pairwise change, so candidates that hold those (see
     memory.experience.rank) give the window of the whole list.
     """
-    return _window(_scored(candidates, idf, now, temporal, config), k, reach_tokens)
+    return _window(_scored(candidates, idf, now, temporal, config), k, reach_tokens, item_tokens)
 
 
 def _scored(
@@ -163,12 +166,12 @@ def most_window(k: int) -> int:
     return min(2 * k + 10, 100)
 
 
-def _window(ranked: Sequence[Ranked], k: int, reach_tokens: int | None) -> int:
+def _window(ranked: Sequence[Ranked], k: int, reach_tokens: int | None, item_tokens: int | None) -> int:
     reach = k
     if reach_tokens is not None:
         spent = 0
         for index, r in enumerate(ranked[:k]):
-            spent += r.candidate.tokens
+            spent += r.candidate.tokens if item_tokens is None else min(r.candidate.tokens, item_tokens)
             if spent >= reach_tokens:
                 reach = index + 1
                 break

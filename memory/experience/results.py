@@ -15,15 +15,19 @@ from memory.snippet import Snippet
 __all__ = ["by_retriever", "shown", "snippet", "why", "within"]
 
 
-def within(tokens: Sequence[int], reach: int) -> int:
-    """How many of the first results fit `reach`: their tokens, each counted up to `reach`, add up to at most it.
+def within(tokens: Sequence[int], reach: int, item_tokens: int | None = None) -> int:
+    """How many of the first results fit `reach`: their tokens, each counted up to `reach` (and up to
+    `item_tokens`, the most the caller shows of one result), add up to at most it.
 
     Packing fills the budget best first and then tries smaller snippets below one that did not fit; results
-    past a few budgets' worth of better ones rarely get in. At least one, when there is one.
+    past a few budgets' worth of better ones rarely get in. A long result counts only what packing can show of it:
+    counted whole, a few long replies would end the list while the budget still had room. At least one, when
+    there is one.
     """
+    most = reach if item_tokens is None else min(reach, item_tokens)
     spent = 0
     for index, size in enumerate(tokens):
-        spent += min(size, reach)
+        spent += min(size, most)
         if spent > reach and index > 0:
             return index
     return len(tokens)

@@ -40,9 +40,11 @@ class Search:
         """Both retrievers' candidates for `query`, before fusion (see memory.experience.retrieve)."""
         return self._retriever.retrieve(namespace, query, filters)
 
-    def rank(self, retrieved: Retrieved, k: int, *, reranked: bool = True, reach_tokens: int | None = None) -> Ranking:
+    def rank(self, retrieved: Retrieved, k: int, *, reranked: bool = True, reach_tokens: int | None = None,
+             item_tokens: int | None = None) -> Ranking:
         """The k best of what was retrieved (see memory.experience.rank)."""
-        return rank(retrieved, k, self._config, self._clock(), reranked=reranked, reach_tokens=reach_tokens)
+        return rank(retrieved, k, self._config, self._clock(), reranked=reranked, reach_tokens=reach_tokens,
+                    item_tokens=item_tokens)
 
     def explain(
         self, namespace: str, query: str, k: int, filters: SearchFilters, *, reach_tokens: int | None = None
@@ -58,22 +60,24 @@ class Search:
         )
 
     def shortlist(
-        self, namespace: str, query: str, k: int, filters: SearchFilters, *, reach_tokens: int
+        self, namespace: str, query: str, k: int, filters: SearchFilters, *, reach_tokens: int,
+        item_tokens: int | None = None,
     ) -> Shortlist:
-        """explain's results cut at `reach_tokens` (see Shortlist); only the snippets within reach are built.
+        """explain's results cut at `reach_tokens`, each counted up to `item_tokens` (see Shortlist); only the
+        snippets within reach are built.
 
         A caller that will use at most `reach_tokens` tokens needs only the scores of the rest (to count them);
         building a snippet (metadata, the why of its score) costs about as much as ranking it.
         """
         retrieved = self.retrieve(namespace, query, filters)
-        ranked = self.rank(retrieved, k, reach_tokens=reach_tokens).ranked
+        ranked = self.rank(retrieved, k, reach_tokens=reach_tokens, item_tokens=item_tokens).ranked
         if neighbours.apply([r.chunk_id for r in ranked], retrieved.rows, self._config):
             # Turns around the best turns join: every result is built, since a neighbour may outrank one.
             ordered = self._with_neighbours(retrieved, self._snippets(retrieved, ranked), k)
-            usable = results.within([s.tokens for s in ordered], reach_tokens)
+            usable = results.within([s.tokens for s in ordered], reach_tokens, item_tokens)
             return Shortlist(tuple(ordered[:usable]), tuple(s.score for s in ordered[usable:]))
         shown = sorted(((results.shown(r.score), r) for r in ranked), key=lambda pair: (-pair[0], pair[1].chunk_id))
-        usable = results.within([r.candidate.tokens for _, r in shown], reach_tokens)
+        usable = results.within([r.candidate.tokens for _, r in shown], reach_tokens, item_tokens)
         return Shortlist(
             tuple(self._snippets(retrieved, [r for _, r in shown[:usable]])),
             tuple(score for score, _ in shown[usable:]),

@@ -14,7 +14,7 @@ from memory.facts.memory import FactMemory
 from memory.limits import check_length
 from memory.namespaces import check_namespace
 from memory.recall.model import RecallResult, is_one_shot
-from memory.recall.pack import pack
+from memory.recall.pack import item_cap, pack
 from memory.task import TaskMemory
 from memory.text import query_terms
 from memory.tokens import TokenCounter
@@ -96,7 +96,9 @@ class Recaller:
             # Enough experience candidates to fill the budget with short turns, bounded for latency.
             k = max(10, min(100, budget // 20))
             reach = _CANDIDATE_BUDGETS * budget
-            shortlist = self._experience.shortlist(namespace, query, k, filters=search_filters, reach_tokens=reach)
+            # A long snippet counts what packing can show of it, not its whole length (see results.within).
+            shortlist = self._experience.shortlist(namespace, query, k, filters=search_filters, reach_tokens=reach,
+                                                   item_tokens=item_cap(budget, self._config.recall))
             candidates.extend(shortlist.snippets)
             beyond = shortlist.beyond
         now = self._clock()

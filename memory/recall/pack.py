@@ -17,7 +17,7 @@ from memory.share import allocate
 from memory.snippet import Snippet
 from memory.tokens import TokenCounter
 
-__all__ = ["pack"]
+__all__ = ["item_cap", "pack"]
 
 # A cut shorter than this says too little to be worth its bullet.
 _MIN_TRIM_TOKENS = 8
@@ -108,6 +108,11 @@ def _block_cost(lines: Sequence[Line], header: int) -> int:
     return header + sum(line.cost for line in lines) if lines else 0
 
 
+def item_cap(budget: int, config: RecallConfig) -> int:
+    """The most one item shows of `budget` when the candidates do not all fit (`[recall] item_share`)."""
+    return max(_MIN_TRIM_TOKENS, int(config.item_share * budget))
+
+
 def _bounded(lines: list[Line], budget: int, config: RecallConfig, counter: TokenCounter, cuts: Cuts,
              wanted: Set[str]) -> list[Line]:
     """`lines` with the long ones cut, when they do not all fit: no item shows more than item_share of the budget,
@@ -121,7 +126,7 @@ def _bounded(lines: list[Line], budget: int, config: RecallConfig, counter: Toke
     """
     if sum(line.cost for line in lines) <= budget:
         return lines  # everything fits: every item goes whole
-    cap = max(_MIN_TRIM_TOKENS, int(config.item_share * budget))
+    cap = item_cap(budget, config)
     costs = {line.snippet.id: line.cost for line in lines}
     bounded = []
     for line in lines:

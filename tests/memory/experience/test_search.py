@@ -160,10 +160,19 @@ def test_reach_tokens_must_be_a_whole_number(corpus: ExperienceMemory, reach: ob
     assert corpus.search("ns", "loader", 5, reach_tokens=0)[0].doc_id == "loader"  # 0: one candidate's reach
 
 
+@pytest.mark.parametrize("item_tokens", ["many", 2.5, True, 0])
+def test_item_tokens_must_be_a_whole_number_above_zero(corpus: ExperienceMemory, item_tokens: object) -> None:
+    from memory.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="item_tokens must be a whole number of tokens"):
+        corpus.shortlist("ns", "loader", 5, reach_tokens=100, item_tokens=item_tokens)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("turns", [False, True], ids=["documents", "turns"])
 @pytest.mark.parametrize("reach", [0, 30, 60, 10_000])
+@pytest.mark.parametrize("item_tokens", [None, 6])
 def test_a_shortlist_is_the_search_cut_where_its_tokens_reach(
-    corpus: ExperienceMemory, turns: bool, reach: int
+    corpus: ExperienceMemory, turns: bool, reach: int, item_tokens: int | None
 ) -> None:
     if turns:  # conversation turns bring their neighbours along: the shortlist must see them too
         corpus.add_memories("ns", [
@@ -172,10 +181,10 @@ def test_a_shortlist_is_the_search_cut_where_its_tokens_reach(
         ])
     for query in ("loader retries failed batches", "大熊猫 竹子", "deployments on Fridays"):
         found = sorted(corpus.search("ns", query, 6, reach_tokens=reach), key=lambda s: (-s.score, s.id))
-        shortlist = corpus.shortlist("ns", query, 6, reach_tokens=reach)
+        shortlist = corpus.shortlist("ns", query, 6, reach_tokens=reach, item_tokens=item_tokens)
         spent, usable = 0, len(found)
         for index, snippet in enumerate(found):
-            spent += min(snippet.tokens, reach)
+            spent += min(snippet.tokens, reach, item_tokens or reach)  # a snippet counts what the caller shows
             if spent > reach and index > 0:
                 usable = index
                 break

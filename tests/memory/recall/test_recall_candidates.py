@@ -50,3 +50,33 @@ def test_candidates_past_three_budgets_are_counted_not_packed(memory: Memory, te
     strict = memory.recall("g", query, 100, min_score=0.99)
     assert [item.low_confidence for item in strict.items] == [True]
     assert strict.omitted.below_threshold == len(texts) - 1 and strict.omitted.over_budget == 0
+
+
+# Long replies that restate the question's topic at length, and short notes on the same topic.
+_EN_LONG = [f"Reply {n}: about the garden log and the plot for next spring, " + " ".join(
+    f"step {i} is to check the bed for {crop} and note what it needs;" for i, (crop, _) in enumerate(_CROPS * 3))
+    for n in range(3)]
+_ZH_LONG = [f"回复{n}：关于菜园记录和明年春天的地块，" + "".join(
+    f"第{i}步是查看{crop}的地，记下它需要什么；" for i, (_, crop) in enumerate(_CROPS * 3)) for n in range(3)]
+
+
+@pytest.mark.parametrize(("long", "short", "query"), [(_EN_LONG, ENGLISH, "check the bed, note what it needs"),
+                                                      (_ZH_LONG, CHINESE, "查看地，记下需要什么")], ids=["en", "zh"])
+def test_a_long_snippet_counts_only_what_packing_shows_of_it(
+    memory: Memory, long: list[str], short: list[str], query: str
+) -> None:
+    for text in [*long, *short]:  # one conversation each: no neighbours
+        memory.experience.add_memories("g", [MemoryTurn(text)])
+    budget = 400
+    cap = int(memory.config.recall.item_share * budget)
+    sizes = [s.tokens for s in memory.experience.search("g", query, 20)]
+    # The long replies rank first and hold more than three budgets between them.
+    assert len(sizes) == len(long) + len(short) and min(sizes[:len(long)]) * len(long) > 3 * budget
+    whole = memory.experience.shortlist("g", query, 20, reach_tokens=3 * budget)
+    counted = memory.experience.shortlist("g", query, 20, reach_tokens=3 * budget, item_tokens=cap)
+    # Counted whole, the long replies use up three budgets' reach; counted as what packing shows, all are in.
+    assert len(whole.snippets) < len(sizes) and len(counted.snippets) == len(sizes)
+    result = memory.recall("g", query, budget, min_score=0.0)
+    shown = [item for item in result.items if item.snippet.tier == "experience"]
+    assert result.omitted.over_budget + len(shown) + result.omitted.duplicate == len(sizes)
+    assert len(shown) > len(whole.snippets) and result.used_tokens > budget - cap
