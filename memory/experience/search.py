@@ -13,7 +13,7 @@ from functools import partial
 from memory.clock import Clock
 from memory.config import RetrievalConfig
 from memory.embedding.queries import QueryVectors
-from memory.experience import catalog, neighbours, results
+from memory.experience import catalog, neighbours, results, spread
 from memory.experience.dense import VectorIndex
 from memory.experience.model import RetrieverHit, SearchExplanation, SearchFilters, Shortlist
 from memory.experience.rank import Ranking, rank
@@ -71,8 +71,11 @@ class Search:
         """
         retrieved = self.retrieve(namespace, query, filters)
         ranked = self.rank(retrieved, k, reach_tokens=reach_tokens, item_tokens=item_tokens).ranked
-        if neighbours.apply([r.chunk_id for r in ranked], retrieved.rows, self._config):
-            # Turns around the best turns join: every result is built, since a neighbour may outrank one.
+        ids = [r.chunk_id for r in ranked]
+        if neighbours.apply(ids, retrieved.rows, self._config) or spread.applies(ids, retrieved.rows, query,
+                                                                                   self._config):
+            # Turns around the best turns join, or the order spreads over conversations: every result is built,
+            # since a neighbour may outrank one and a spread result may fall below another.
             ordered = self._with_neighbours(retrieved, self._snippets(retrieved, ranked), k)
             usable = results.within([s.tokens for s in ordered], reach_tokens, item_tokens)
             return Shortlist(tuple(ordered[:usable]), tuple(s.score for s in ordered[usable:]))
@@ -88,9 +91,12 @@ class Search:
         self._retriever.close()
 
     def _with_neighbours(self, retrieved: Retrieved, snippets: list[Snippet], k: int) -> list[Snippet]:
+        """The results with the turns around the best turns, spread over conversations when the query asks across
+        events (memory.experience.spread)."""
         around = partial(catalog.neighbour_turns, self._store.db, retrieved.namespace,
                          window_seconds=self._config.neighbour_window_s)
-        return neighbours.with_neighbours(snippets, retrieved.rows, k, self._config, around)
+        joined = neighbours.with_neighbours(snippets, retrieved.rows, k, self._config, around)
+        return spread.spread(joined, retrieved.rows, retrieved.query, self._config)
 
     @staticmethod
     def _snippets(retrieved: Retrieved, ranked: Sequence[Ranked]) -> list[Snippet]:

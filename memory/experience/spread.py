@@ -1,0 +1,70 @@
+"""A question that asks across events ("how many …", "in total", "which came first", "一共", "先后") spreads its
+results over conversations.
+
+Such a question is answered from several conversations, one event in each: the bikes serviced in March, the
+money raised at each charity event, the two trips to put in order. Yet the conversation that matches best holds
+many turns that restate its topic (the user's, the assistant's replies, their neighbours), and at a small budget
+they take every place before the second and third conversations are reached. For such a question a result from a
+conversation already represented by a better result scores `spread` less (`[retrieval] spread`); the first of each
+conversation keeps its score, and a single-topic question is left as it was. A conversation here is what the
+neighbour turns are (memory.experience.neighbours): turns within `neighbour_window_s` of each other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+from memory.clock import parse_iso
+from memory.config import RetrievalConfig
+from memory.experience.rows import Rows
+from memory.snippet import Snippet
+
+__all__ = ["applies", "asks_across", "spread"]
+
+# Counts and totals, sets, and order or distance between events, in English and Chinese: what a question says when
+# its answer is gathered from several events.
+_ACROSS = re.compile(
+    r"\b(?:how many|how much|in total|total|altogether|combined|all the|each of|both|between|in what order|"
+    r"order of|earliest to latest)\b|\bwhich\b.*\bfirst\b"
+    r"|多少|一共|总共|几个|几次|之间|哪个先|先后|顺序|分别",
+    re.IGNORECASE,
+)
+
+
+def asks_across(query: str) -> bool:
+    """Whether the query asks about several events: counts and totals, sets ("both", "分别"), or their order."""
+    return _ACROSS.search(query) is not None
+
+
+def applies(ids: Sequence[str], rows: Rows, query: str, config: RetrievalConfig) -> bool:
+    """Whether spread changes results ranked in this order: it is on, the query asks across events and some of the
+    results are conversation turns."""
+    return config.spread > 0 and asks_across(query) and any(rows[c].kind == "memory" for c in ids)
+
+
+def spread(snippets: Sequence[Snippet], rows: Rows, query: str, config: RetrievalConfig) -> list[Snippet]:
+    """`snippets` (best first) with, for a question that asks across events, every conversation turn that has a
+    better turn within `neighbour_window_s` of it scored × (1 − `spread`), best first again (score, then id).
+
+    Documents are left as they are; so is everything when the query asks about one thing or `spread` is 0.
+    """
+    factor = 1.0 - config.spread
+    if factor >= 1.0 or not asks_across(query):
+        return list(snippets)
+    window = config.neighbour_window_s
+    better: list[float] = []
+    out = []
+    for snippet in snippets:
+        row = rows.get(snippet.id)
+        if row is None or row.kind != "memory":
+            out.append(snippet)
+            continue
+        moment = parse_iso(row.updated_at, "updated_at").timestamp()
+        if any(abs(moment - other) <= window for other in better):
+            snippet = dataclasses.replace(snippet, score=snippet.score * factor,
+                                          why={**snippet.why, "spread": round(factor, 6)})
+        better.append(moment)
+        out.append(snippet)
+    return sorted(out, key=lambda s: (-s.score, s.id))
