@@ -6,8 +6,10 @@ money raised at each charity event, the two trips to put in order. Yet the conve
 many turns that restate its topic (the user's, the assistant's replies, their neighbours), and at a small budget
 they take every place before the second and third conversations are reached. For such a question a result from a
 conversation already represented by a better result scores `spread` less (`[retrieval] spread`); the first of each
-conversation keeps its score, and a single-topic question is left as it was. A conversation here is what the
-neighbour turns are (memory.experience.neighbours): turns within `neighbour_window_s` of each other.
+conversation keeps its score, and a single-topic question is left as it was. A conversation here is turns whose
+times lie within `neighbour_window_s` of each other, the window of the neighbour turns (memory.experience.neighbours);
+a turn stored without a timestamp has the time it was stored, so turns stored within that window of each other
+count as one conversation. The spread can take a turn under `[recall] min_score`; it is then left out like any other.
 """
 
 from __future__ import annotations
