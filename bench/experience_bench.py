@@ -25,6 +25,7 @@ from bench.metrics import doc_ranking, hit_at, ndcg_at, recall_at
 from memory.clock import utc_now
 from memory.config import Config, load_config
 from memory.embedding import load_embedder
+from memory.embedding.queries import QueryVectors
 from memory.experience.dense import VectorIndex
 from memory.experience.model import SearchFilters
 from memory.experience.search import Retrieved, Search
@@ -56,7 +57,8 @@ def variants(store: Store, embedder: CachedEmbedder, config: Config) -> dict[str
     vectors = VectorIndex(store)
 
     def searcher(**retrieval: object) -> Search:
-        return Search(store, vectors, embedder, config.replace("retrieval", **retrieval).retrieval, utc_now)
+        settings = config.replace("retrieval", **retrieval).retrieval
+        return Search(store, vectors, QueryVectors(embedder), settings, utc_now)
 
     default, rrf, equal = searcher(), searcher(fusion="rrf"), searcher(fusion="weighted")
     depth = config.retrieval.dense_k + config.retrieval.lexical_k
@@ -77,7 +79,7 @@ def evaluate(corpus: Corpus, config: Config, embedder: CachedEmbedder, args: arg
         queries = random.Random(7).sample(queries, args.limit)
     store, seconds = build(corpus, config, embedder, args.chunk_tokens)
     doc_of = dict(store.db.execute("SELECT id, doc_id FROM chunks").fetchall())
-    searcher = Search(store, VectorIndex(store), embedder, config.retrieval, utc_now)
+    searcher = Search(store, VectorIndex(store), QueryVectors(embedder), config.retrieval, utc_now)
     embedder.encode_queries([q.text for q in queries])
     ways = variants(store, embedder, config)
     scores: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}

@@ -31,6 +31,7 @@ from bench.metrics import doc_ranking, ndcg_at
 from memory.clock import utc_now
 from memory.config import Config, load_config
 from memory.embedding import load_embedder
+from memory.embedding.queries import QueryVectors
 from memory.experience.dense import VectorIndex
 from memory.experience.fuse import Weights, weighted
 from memory.experience.model import RetrieverHit, SearchFilters
@@ -137,7 +138,7 @@ def main() -> None:
         doc_of = {r[0]: r[1] for r in rows}
         sequences = {r[0]: analyse(r[2] + "\n" + r[3]) for r in rows}
         vectors = VectorIndex(store)
-        searcher = Search(store, vectors, embedder, config.retrieval, utc_now)
+        searcher = Search(store, vectors, QueryVectors(embedder), config.retrieval, utc_now)
         texts = [q.text for q in queries]
         query_vectors = np.asarray(embedder.encode_queries(texts))
         retrieved = [searcher.retrieve(NAMESPACE, t, SearchFilters()) for t in texts]
