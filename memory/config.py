@@ -188,6 +188,7 @@ class RetrievalConfig:
     user_speakers: tuple[str, ...] = ("user",)
     first_person_boost: float = unit(0.5)
     date_boost: float = unit(0.3)
+    amount_boost: float = unit(0.4)
     spread: float = unit(0.15)
 
 
