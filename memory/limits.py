@@ -19,7 +19,7 @@ from memory.config import METADATA_DEPTH_CEILING, LimitsConfig
 from memory.errors import TooLargeError, ValidationError
 
 __all__ = [
-    "UNREADABLE", "check_count", "check_length", "check_metadata", "parse_metadata", "readable_json",
+    "UNREADABLE", "check_count", "check_length", "check_metadata", "check_score", "parse_metadata", "readable_json",
 ]
 
 # The one key of the placeholder shown instead of stored metadata that readers cannot take back.
@@ -36,6 +36,13 @@ def check_length(text: object, limit: int, field: str, setting: str) -> None:
             f"{field} has {len(text):,} characters, over the limit of {limit:,} ({setting}); "
             "split it or raise the limit"
         )
+
+
+def check_score(value: object, field: str) -> None:
+    """ValidationError unless `value` is None or a number from 0 to 1 (a threshold on scores, as min_score)."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if value is not None and not (number and 0.0 <= value <= 1.0):  # type: ignore[operator]
+        raise ValidationError(f"{field} must be a number between 0 and 1 (or omitted); got {value!r}")
 
 
 def check_count(count: int, limit: int, what: str, advice: str) -> None:

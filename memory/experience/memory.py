@@ -43,7 +43,7 @@ from memory.experience.writer import (
     SentenceEncoder,
     WriteGuard,
 )
-from memory.limits import check_count, check_length
+from memory.limits import check_count, check_length, check_score
 from memory.namespaces import check_namespace
 from memory.snippet import Snippet
 from memory.store import Store
@@ -455,17 +455,19 @@ class ExperienceMemory:
 
     def shortlist(
         self, namespace: str, query: str, k: int, *, reach_tokens: int, filters: SearchFilters | None = None,
-        item_tokens: int | None = None,
+        item_tokens: int | None = None, floor: float | None = None,
     ) -> Shortlist:
         """search's results cut where their tokens reach `reach_tokens`: snippets within it, scores beyond. With
-        `item_tokens` (the most the caller shows of one result) a longer result counts only that much."""
+        `item_tokens` (the most the caller shows of one result) a longer result counts only that much; with `floor`
+        (the caller's threshold) a result at or above it is not spread below it (memory.experience.spread)."""
         self._check_search(query, k, reach_tokens)
         if item_tokens is not None and (isinstance(item_tokens, bool) or not isinstance(item_tokens, int)
                                         or item_tokens < 1):
             raise ValidationError(f"item_tokens must be a whole number of tokens (1 or more) or None, "
                                   f"got {item_tokens!r}")
+        check_score(floor, "floor")
         return self._search.shortlist(namespace, query, k, filters or SearchFilters(), reach_tokens=reach_tokens,
-                                      item_tokens=item_tokens)
+                                      item_tokens=item_tokens, floor=floor)
 
     def _check_search(self, query: str, k: int, reach_tokens: int | None) -> None:
         if not isinstance(query, str):

@@ -61,10 +61,11 @@ class Search:
 
     def shortlist(
         self, namespace: str, query: str, k: int, filters: SearchFilters, *, reach_tokens: int,
-        item_tokens: int | None = None,
+        item_tokens: int | None = None, floor: float | None = None,
     ) -> Shortlist:
         """explain's results cut at `reach_tokens`, each counted up to `item_tokens` (see Shortlist); only the
-        snippets within reach are built.
+        snippets within reach are built. `floor` is the caller's threshold, which the spread keeps a result above
+        if it was (memory.experience.spread).
 
         A caller that will use at most `reach_tokens` tokens needs only the scores of the rest (to count them);
         building a snippet (metadata, the why of its score) costs about as much as ranking it.
@@ -76,7 +77,7 @@ class Search:
                                                                                    self._config):
             # Turns around the best turns join, or the order spreads over conversations: every result is built,
             # since a neighbour may outrank one and a spread result may fall below another.
-            ordered = self._with_neighbours(retrieved, self._snippets(retrieved, ranked), k)
+            ordered = self._with_neighbours(retrieved, self._snippets(retrieved, ranked), k, floor)
             usable = results.within([s.tokens for s in ordered], reach_tokens, item_tokens)
             return Shortlist(tuple(ordered[:usable]), tuple(s.score for s in ordered[usable:]))
         shown = sorted(((results.shown(r.score), r) for r in ranked), key=lambda pair: (-pair[0], pair[1].chunk_id))
@@ -90,13 +91,14 @@ class Search:
         """Stop the retrievers' worker threads (searches after this fail)."""
         self._retriever.close()
 
-    def _with_neighbours(self, retrieved: Retrieved, snippets: list[Snippet], k: int) -> list[Snippet]:
+    def _with_neighbours(self, retrieved: Retrieved, snippets: list[Snippet], k: int,
+                         floor: float | None = None) -> list[Snippet]:
         """The results with the turns around the best turns, spread over conversations when the query asks across
-        events (memory.experience.spread)."""
+        events, keeping above `floor` what was (memory.experience.spread)."""
         around = partial(catalog.neighbour_turns, self._store.db, retrieved.namespace,
                          window_seconds=self._config.neighbour_window_s)
         joined = neighbours.with_neighbours(snippets, retrieved.rows, k, self._config, around)
-        return spread.spread(joined, retrieved.rows, retrieved.query, self._config)
+        return spread.spread(joined, retrieved.rows, retrieved.query, self._config, floor)
 
     @staticmethod
     def _snippets(retrieved: Retrieved, ranked: Sequence[Ranked]) -> list[Snippet]:

@@ -9,7 +9,9 @@ conversation already represented by a better result scores `spread` less (`[retr
 conversation keeps its score, and a single-topic question is left as it was. A conversation here is turns whose
 times lie within `neighbour_window_s` of each other, the window of the neighbour turns (memory.experience.neighbours);
 a turn stored without a timestamp has the time it was stored, so turns stored within that window of each other
-count as one conversation. The spread can take a turn under `[recall] min_score`; it is then left out like any other.
+count as one conversation. The spread orders, it does not judge relevance: given recall's threshold (`floor`, the
+request's `min_score`), a turn at or above it before the spread stays at it, so a question across events never
+ends with budget left because its second turns were pushed out of the threshold.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from memory.snippet import Snippet
 
 __all__ = ["applies", "asks_across", "spread"]
 
-# Counts and totals, sets, and order or distance between events, in English and Chinese: what a question says when
-# its answer is gathered from several events.
+# Counts and totals, sets, and order or distance between events ("which … first", "who … first"), in English and
+# Chinese: what a question says when its answer is gathered from several events.
 _ACROSS = re.compile(
     r"\b(?:how many|how much|in total|total|altogether|combined|all the|each of|both|between|in what order|"
-    r"order of|earliest to latest)\b|\bwhich\b.*\bfirst\b"
+    r"order of|earliest to latest)\b|\b(?:which|who)\b.*\bfirst\b"
     r"|多少|一共|总共|几个|几次|之间|哪个先|先后|顺序|分别",
     re.IGNORECASE,
 )
@@ -46,9 +48,11 @@ def applies(ids: Sequence[str], rows: Rows, query: str, config: RetrievalConfig)
     return config.spread > 0 and asks_across(query) and any(rows[c].kind == "memory" for c in ids)
 
 
-def spread(snippets: Sequence[Snippet], rows: Rows, query: str, config: RetrievalConfig) -> list[Snippet]:
+def spread(snippets: Sequence[Snippet], rows: Rows, query: str, config: RetrievalConfig,
+           floor: float | None = None) -> list[Snippet]:
     """`snippets` (best first) with, for a question that asks across events, every conversation turn that has a
-    better turn within `neighbour_window_s` of it scored × (1 − `spread`), best first again (score, then id).
+    better turn within `neighbour_window_s` of it scored × (1 − `spread`), but not below `floor` if it was at or
+    above it; best first again (score, then id).
 
     Documents are left as they are; so is everything when the query asks about one thing or `spread` is 0.
     """
@@ -65,7 +69,10 @@ def spread(snippets: Sequence[Snippet], rows: Rows, query: str, config: Retrieva
             continue
         moment = parse_iso(row.updated_at, "updated_at").timestamp()
         if any(abs(moment - other) <= window for other in better):
-            snippet = dataclasses.replace(snippet, score=snippet.score * factor,
+            lowered = snippet.score * factor
+            if floor is not None and snippet.score >= floor:
+                lowered = max(lowered, floor)
+            snippet = dataclasses.replace(snippet, score=lowered,
                                           why={**snippet.why, "spread": round(factor, 6)})
         better.append(moment)
         out.append(snippet)

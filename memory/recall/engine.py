@@ -11,7 +11,7 @@ from memory.config import Config
 from memory.errors import ValidationError
 from memory.experience import ExperienceMemory, SearchFilters
 from memory.facts.memory import FactMemory
-from memory.limits import check_length
+from memory.limits import check_length, check_score
 from memory.namespaces import check_namespace
 from memory.recall.model import RecallResult, is_one_shot
 from memory.recall.pack import item_cap, pack
@@ -81,6 +81,7 @@ class Recaller:
         limit = self._config.limits.max_budget
         if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= limit:
             raise ValidationError(f"budget must be a whole number of tokens from 0 to {limit:,}, got {budget!r}")
+        check_score(min_score, "min_score")
         search_filters = parse_filters(filters)
         scopes = ["global"]
         if search_filters.project:
@@ -97,8 +98,10 @@ class Recaller:
             k = max(10, min(100, budget // 20))
             reach = _CANDIDATE_BUDGETS * budget
             # A long snippet counts what packing can show of it, not its whole length (see results.within).
+            # The spread over conversations orders; it does not push a result out of the threshold.
+            floor = self._config.recall.min_score if min_score is None else min_score
             shortlist = self._experience.shortlist(namespace, query, k, filters=search_filters, reach_tokens=reach,
-                                                   item_tokens=item_cap(budget, self._config.recall))
+                                                   item_tokens=item_cap(budget, self._config.recall), floor=floor)
             candidates.extend(shortlist.snippets)
             beyond = shortlist.beyond
         now = self._clock()

@@ -8,6 +8,7 @@ from datetime import datetime
 from memory.bullet import clean
 from memory.config import RecallConfig
 from memory.errors import ValidationError
+from memory.limits import check_score
 from memory.recall.dedupe import dedupe
 from memory.recall.fit import Block, fit, rank
 from memory.recall.model import Omitted, RecallItem, RecallResult
@@ -100,8 +101,7 @@ def pack(
 def _check(budget: int, min_score: float | None) -> None:
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise ValidationError(f"budget must be a whole number of tokens, 0 or more; got {budget!r}")
-    if min_score is not None and not (isinstance(min_score, (int, float)) and 0.0 <= min_score <= 1.0):
-        raise ValidationError(f"min_score must be a number between 0 and 1 (or omitted); got {min_score!r}")
+    check_score(min_score, "min_score")
 
 
 def _block_cost(lines: Sequence[Line], header: int) -> int:

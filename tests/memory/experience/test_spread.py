@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from memory.config import Config
+from memory.embedding import Embedder
+from memory.errors import ValidationError
 from memory.experience import ExperienceMemory, MemoryTurn
 from memory.experience.spread import asks_across
+from memory.service import Memory
 from memory.store import Store
 from memory.tokens import get_counter
 from tests.conftest import ManualClock
@@ -21,6 +24,7 @@ from tests.memory.experience.conftest import CountingEncoder
         ("Which did I buy first, the kettle or the toaster?", True),
         ("What have Anna and Ben both painted?", True),
         ("How many days passed between the trip and the party?", True),
+        ("Who graduated first, Emma or Alex?", True),
         ("Which bike did I service?", False),
         ("What did I buy for the kitchen?", False),
         ("我三月一共修了几辆自行车？", True),
@@ -88,3 +92,64 @@ def test_the_other_conversation_comes_before_more_of_the_first(
     # Recall's shortlist orders them as search does.
     shortlist = memory(0.15).shortlist("ns", across, 4, reach_tokens=10_000)
     assert [s.text for s in shortlist.snippets] == spread_out
+
+
+@pytest.mark.parametrize(
+    ("said", "across"),
+    [(ENGLISH, "How many bikes did I service in March?"), (CHINESE, "我三月一共保养了几辆自行车？")],
+    ids=["en", "zh"],
+)
+def test_the_spread_orders_and_keeps_a_turn_above_the_callers_threshold(
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock,
+    said: list[tuple[str, str]], across: str,
+) -> None:
+    settings = config.replace("retrieval", spread=0.15, neighbour_weight=0.0)
+    memory = ExperienceMemory(store, encoder, get_counter(), settings, clock)
+    memory.add_memories("ns", [MemoryTurn(text=text, timestamp=when) for when, text in said])
+    plain = {hit.text: hit.score for hit in ExperienceMemory(
+        store, encoder, get_counter(), config.replace("retrieval", spread=0.0, neighbour_weight=0.0), clock,
+    ).search("ns", across, k=4)}
+    spread_out = {hit.text: hit.score for hit in memory.search("ns", across, k=4)}
+    lowered = [text for text in plain if spread_out[text] < plain[text]]
+    assert lowered
+    # A threshold between a spread turn's score before and after the spread: without a floor the spread takes the
+    # turn under it, with the threshold as floor the turn stays at it and the others are as the spread left them.
+    turn = lowered[0]
+    floor = plain[turn] * 0.95
+    assert spread_out[turn] < floor
+    kept = {s.text: s.score for s in memory.shortlist("ns", across, 4, reach_tokens=10_000, floor=floor).snippets}
+    assert kept[turn] == pytest.approx(floor)
+    for text in plain:
+        if text != turn:
+            assert kept[text] == pytest.approx(max(spread_out[text], floor) if plain[text] >= floor else spread_out[text])
+
+
+@pytest.mark.parametrize(
+    ("said", "across"),
+    [(ENGLISH, "How many bikes did I service in March?"), (CHINESE, "我三月一共保养了几辆自行车？")],
+    ids=["en", "zh"],
+)
+def test_recall_keeps_a_spread_turn_that_passed_its_min_score(
+    config: Config, embedder: Embedder, said: list[tuple[str, str]], across: str,
+) -> None:
+    settings = config.replace("retrieval", spread=0.15, neighbour_weight=0.0)
+    with Memory(settings, embedder=embedder) as memory:
+        memory.experience.add_memories("ns", [MemoryTurn(text=text, timestamp=when) for when, text in said])
+        hits = memory.experience.search("ns", across, k=4)
+        spread_hit = next(hit for hit in hits if "spread" in hit.why)
+        before = spread_hit.score / float(spread_hit.why["spread"])
+        threshold = (before + spread_hit.score) / 2  # passed before the spread, not after it
+        shown = [item.snippet.id for item in memory.recall("ns", across, 4000, min_score=threshold).items]
+        assert spread_hit.id in shown
+        # A threshold it did not pass before the spread still leaves it out.
+        shown = [item.snippet.id for item in memory.recall("ns", across, 4000, min_score=min(1.0, before * 1.01)).items]
+        assert spread_hit.id not in shown
+
+
+def test_a_floor_outside_zero_to_one_is_refused(
+    store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock,
+) -> None:
+    memory = ExperienceMemory(store, encoder, get_counter(), config, clock)
+    for floor in (1.5, -0.1, "0.2", True):
+        with pytest.raises(ValidationError, match="floor must be a number between 0 and 1"):
+            memory.shortlist("ns", "How many bikes?", 4, reach_tokens=100, floor=floor)  # type: ignore[arg-type]
