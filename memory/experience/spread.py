@@ -35,11 +35,32 @@ _ACROSS = re.compile(
     r"|多少|一共|总共|几个|几次|之间|哪个先|先后|顺序|分别",
     re.IGNORECASE,
 )
+# A state that changed, or a measure over several events: "most recently", "previously", "initially", "before I
+# …", "how long had I … when I …", an average, a percentage. The answer sits where the state was said and where it
+# changed, or in each event measured. ("以前" after a span of time is "ago", one event.)
+_CHANGED = re.compile(
+    r"\b(?:most recent(?:ly)?|previously|initially|average|percentage)\b"
+    r"|\bbefore I\b|\bhow (?:long|old) (?:had|was|were|have|has|did)\b.*\bwhen\b"
+    r"|最近一次|(?<![天周月年])以前|最初|平均|百分之|百分比",
+    re.IGNORECASE,
+)
+# One event's distance or one stretch of time, although it says "how many" / "多少": "how many days ago did I …",
+# "how much time do I …"; unless a total is asked ("how much time in total", "一共花了多少时间").
+_ONE = re.compile(
+    r"\bhow many (?:days|weeks|months|years) ago\b|\bhow much time\b"
+    r"|(?:多少|几)(?:天|周|个星期|个月|年)(?:以前|之前|前)|多少时间",
+    re.IGNORECASE,
+)
+_TOTAL = re.compile(r"\b(?:in total|total|altogether|combined)\b|一共|总共", re.IGNORECASE)
 
 
 def asks_across(query: str) -> bool:
-    """Whether the query asks about several events: counts and totals, sets ("both", "分别"), or their order."""
-    return _ACROSS.search(query) is not None
+    """Whether the query asks about several events: counts and totals, sets ("both", "分别"), their order, a state
+    that changed ("most recently", "previously", "最近一次") or a measure over them ("average", "平均"); not one
+    event's distance ("how many days ago", "几天前")."""
+    if _ONE.search(query) is not None and _TOTAL.search(query) is None:
+        return False
+    return _ACROSS.search(query) is not None or _CHANGED.search(query) is not None
 
 
 def applies(ids: Sequence[str], rows: Rows, query: str, config: RetrievalConfig) -> bool:

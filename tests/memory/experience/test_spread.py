@@ -25,11 +25,25 @@ from tests.memory.experience.conftest import CountingEncoder
         ("What have Anna and Ben both painted?", True),
         ("How many days passed between the trip and the party?", True),
         ("Who graduated first, Emma or Alex?", True),
+        ("Which streaming service did I start using most recently?", True),  # a state that changed
+        ("How often did I go to the gym previously?", True),
+        ("How long had I been a member when I attended the meetup?", True),
+        ("What is the average GPA of my two degrees?", True),
+        ("How many days ago did I buy a smoker?", False),  # one event's distance
+        ("How much time do I practice guitar every day?", False),  # one stretch of time
+        ("How much time in total did I spend hiking in March?", True),
         ("Which bike did I service?", False),
         ("What did I buy for the kitchen?", False),
         ("我三月一共修了几辆自行车？", True),
         ("我买水壶和烤面包机的先后顺序是什么？", True),
         ("他们分别画了什么？", True),
+        ("我最近一次用的是哪个流媒体服务？", True),
+        ("我以前多久去一次健身房？", True),
+        ("我两门学位的平均绩点是多少？", True),
+        ("我几天前买了烟熏炉？", False),
+        ("我三天以前买了什么？", False),  # 以前 after a span of time is "ago"
+        ("我每天练吉他花多少时间？", False),
+        ("我三月一共花了多少时间徒步？", True),
         ("我修了哪辆自行车？", False),
     ],
 )
