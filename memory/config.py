@@ -189,6 +189,7 @@ class RetrievalConfig:
     first_person_boost: float = unit(0.5)
     date_boost: float = unit(0.3)
     amount_boost: float = unit(0.4)
+    anchor_boost: float = unit(0.1)
     spread: float = unit(0.15)
 
 

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from memory.config import RetrievalConfig
 from memory.experience.amounts import AmountBoost
+from memory.experience.anchors import AnchorBoost
 from memory.experience.boosts import Boosts
 from memory.experience.catalog import ChunkRow
 from memory.experience.fuse import Fused, Weights, fuse
@@ -81,7 +82,8 @@ def rank(
                           config)
     boosts = Boosts(SpeakerBoost(retrieved.query, config.speaker_boost),
                     FirstPersonBoost(retrieved.query, config.first_person_boost, config.user_speakers),
-                    DateBoost(retrieved.query, config.date_boost), AmountBoost(retrieved.query, config.amount_boost))
+                    DateBoost(retrieved.query, config.date_boost), AmountBoost(retrieved.query, config.amount_boost),
+                    AnchorBoost(config.anchor_boost))
     rows = retrieved.rows
     if not reranked:
         reach = Reach(boosts.span, Span(0.0, 1.0, 1.0))

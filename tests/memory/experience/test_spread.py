@@ -85,7 +85,7 @@ def test_the_other_conversation_comes_before_more_of_the_first(
 ) -> None:
     def memory(share: float) -> ExperienceMemory:
         # Neighbours off: the order is the turns' own scores, and the spread's.
-        settings = config.replace("retrieval", spread=share, neighbour_weight=0.0)
+        settings = config.replace("retrieval", spread=share, neighbour_weight=0.0, anchor_boost=0.0)
         return ExperienceMemory(store, encoder, get_counter(), settings, clock)
 
     memory(0.0).add_memories("ns", [MemoryTurn(text=text, timestamp=when) for when, text in said])
@@ -117,11 +117,11 @@ def test_the_spread_orders_and_keeps_a_turn_above_the_callers_threshold(
     store: Store, encoder: CountingEncoder, config: Config, clock: ManualClock,
     said: list[tuple[str, str]], across: str,
 ) -> None:
-    settings = config.replace("retrieval", spread=0.15, neighbour_weight=0.0)
+    settings = config.replace("retrieval", spread=0.15, neighbour_weight=0.0, anchor_boost=0.0)
     memory = ExperienceMemory(store, encoder, get_counter(), settings, clock)
     memory.add_memories("ns", [MemoryTurn(text=text, timestamp=when) for when, text in said])
     plain = {hit.text: hit.score for hit in ExperienceMemory(
-        store, encoder, get_counter(), config.replace("retrieval", spread=0.0, neighbour_weight=0.0), clock,
+        store, encoder, get_counter(), config.replace("retrieval", spread=0.0, neighbour_weight=0.0, anchor_boost=0.0), clock,
     ).search("ns", across, k=4)}
     spread_out = {hit.text: hit.score for hit in memory.search("ns", across, k=4)}
     lowered = [text for text in plain if spread_out[text] < plain[text]]
@@ -146,7 +146,7 @@ def test_the_spread_orders_and_keeps_a_turn_above_the_callers_threshold(
 def test_recall_keeps_a_spread_turn_that_passed_its_min_score(
     config: Config, embedder: Embedder, said: list[tuple[str, str]], across: str,
 ) -> None:
-    settings = config.replace("retrieval", spread=0.15, neighbour_weight=0.0)
+    settings = config.replace("retrieval", spread=0.15, neighbour_weight=0.0, anchor_boost=0.0)
     with Memory(settings, embedder=embedder) as memory:
         memory.experience.add_memories("ns", [MemoryTurn(text=text, timestamp=when) for when, text in said])
         hits = memory.experience.search("ns", across, k=4)
