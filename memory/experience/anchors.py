@@ -1,12 +1,12 @@
-"""A conversation turn that anchors something in time ("I just got back from…", "yesterday", "last week", "three
+"""A conversation turn that anchors something in recent time ("I got back from Lisbon yesterday", "last week", "three
 days ago", "我昨天…", "上周") is where a person says what happened: it favours those turns, whatever the question.
 
 In a conversation most turns ask, thank, plan or explain; the few that a later question needs are the ones that
 report an event, and people report an event with its time. Both benchmarks of conversations here show it (docs/
-experiments.md): the turns that hold a question's evidence are two to three times as likely as the others to carry
-such an anchor. Neither retriever sees that, and a long turn that only talks about the topic outranks the short
-one that says what was done. `anchor_boost` scales the fused score of those turns (see memory.experience.boosts);
-documents are left as they are.
+experiments.md): the turns that hold a question's evidence carry such an anchor far more often than the others. A
+bare "just" says little (most turns that use it report nothing) and is not an anchor. Neither retriever sees any of
+this, and a long turn that only talks about the topic outranks the short one that says what was done.
+`anchor_boost` scales the fused score of those turns (see memory.experience.boosts); documents are left as they are.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from memory.experience.fuse import Fused
 __all__ = ["AnchorBoost", "anchored"]
 
 # Recent time said relative to the moment of speaking, in English (matched on the lowercased text: a case-folding
-# pattern is about twice as slow, and every candidate turn of every query is read) and in Chinese.
+# pattern is slower, and every candidate turn of every query is read) and in Chinese.
 _ENGLISH = re.compile(
     r"\b(?:recently|yesterday|today|tonight|last (?:week|weekend|month|year|night|time)"
     r"|this (?:morning|week|weekend|month|year)|(?:days?|weeks?|months?|years?) ago)\b"
