@@ -15,7 +15,8 @@ not reject for a reason other than a question (memory.facts.tagger.READS). Sourc
 A labelled fact is placed on the tokens of the clause that say its value: the window of tokens that best covers the
 value's words (numbers compared as numbers, so "three bags" covers "3 checked bags"); a fact whose value no clause
 says closely enough is left out, and so is every clause of its message, which might hold it. A fact's label is its
-slot key when the key is a slot (not its value) seen at least MIN_SLOT times, else its kind.
+slot key when the key is a slot (not its value) seen at least MIN_SLOT times, else its kind. A slot's lexicon is
+the content words at least LEXICON_MIN of its placed spans use; at run time a span of the slot must hold one.
 
 Scored as the runtime decides, out of fold (grouped: a τ-bench task's trials, a chat conversation or user, stay
 together): a span is right when its label is the fact's and it shares a token with the fact's (bench.facts_quality
@@ -55,6 +56,7 @@ from memory.facts.tagger import (
     TaggerModel,
     Token,
     clause_features,
+    content_words,
     label_kind,
     reads,
     spans,
@@ -74,6 +76,7 @@ C = 1.0  # inverse L2 strength; 3 and 10 did no better, cross-validated
 CHAT_WEIGHT = 0.5  # the chat clauses outnumber everything else
 MIN_DF = 2  # a feature seen once is a name, not a cue
 MIN_SLOT = 6  # a slot key needs this many facts to be a label of its own, else the fact is labelled by its kind
+LEXICON_MIN = 2  # a word is in a slot's lexicon when this many of its training spans use it (once is a name)
 MIN_COVER = 0.5  # share of a value's tokens a window must say, and of the window's tokens the value must hold
 PRECISION = 0.90
 TARGET = 0.01
@@ -306,7 +309,19 @@ def fit(rows: Sequence[Example], names: Sequence[str], c: float = C) -> TaggerMo
     gate_weights, gate_bias, gate_vocabulary = fit_gate(rows, c)
     return TaggerModel(tuple(names), coef.T.astype(np.float32).astype(np.float64),
                        bias.astype(np.float32).astype(np.float64), vocabulary, gate_weights, gate_bias,
-                       gate_vocabulary, {lang: 0.5 for lang in LANGS}, {})
+                       gate_vocabulary, {lang: 0.5 for lang in LANGS}, {}, lexicons(rows))
+
+
+def lexicons(rows: Sequence[Example]) -> dict[str, frozenset[str]]:
+    """Per slot label, the content words at least LEXICON_MIN of its training spans use (tagger.content_words)."""
+    used: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in rows:
+        words = [t.text for t in tokens(row.text)]
+        for i, j, label in row.spans:
+            if ":" in label:
+                used[label].update(content_words(words[i:j + 1]))
+    return {label: frozenset(w for w, n in counts.items() if n >= LEXICON_MIN) for label, counts in used.items()
+            if any(n >= LEXICON_MIN for n in counts.values())}
 
 
 def fit_gate(rows: Sequence[Example], c: float) -> tuple[np.ndarray, float, tuple[str, ...]]:
@@ -438,6 +453,11 @@ def write(model: TaggerModel, rows: Sequence[Example], out: Path = OUT) -> tuple
         "[lifetimes]",
         *(f"{json.dumps(name, ensure_ascii=False)} = \"{model.lifetimes[name]}\"" for name in model.labels[1:]),
         "",
+        "# The words a span of each slot holds one of: those at least lexicon_min of its training spans use.",
+        "[lexicons]",
+        *(f"{json.dumps(name, ensure_ascii=False)} = {json.dumps(sorted(model.lexicons[name]), ensure_ascii=False)}"
+          for name in model.labels[1:] if name in model.lexicons),
+        "",
         "[training]",
         *(f'{name}_sha256 = "{hashlib.sha256(path.read_bytes()).hexdigest()}"'
           for name, path in (("data", DATA), ("labelled", FACTS / "labelled.jsonl"), ("dev", FACTS / "dev.jsonl"),
@@ -448,6 +468,7 @@ def write(model: TaggerModel, rows: Sequence[Example], out: Path = OUT) -> tuple
         f"chat_weight = {CHAT_WEIGHT}",
         f"min_df = {MIN_DF}",
         f"min_slot = {MIN_SLOT}",
+        f"lexicon_min = {LEXICON_MIN}",
         f"prune = {PRUNE}",
         f"precision = {PRECISION}",
         f"target_false_rate = {TARGET}",

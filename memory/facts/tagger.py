@@ -10,12 +10,14 @@ words of its clause, and a multinomial logistic regression gives its label. Runs
 of a word or two between them bridged) are a span. A token's label is read from its surroundings, which cannot
 tell "use the gift card" from "can I still use the gift card?" or "I had two bags": a second regression, over the
 clause's n-grams (as the detector reads them), gives the chance that the clause states a constraint at all, and a
-span's confidence is the mean probability of its label over its tokens times that chance.
+span's confidence is the mean probability of its label over its tokens times that chance. A span of a slot holds a
+word that the slot's training spans use (its lexicon), so the words of a clause cannot carry a slot onto a token
+that never said one (spans).
 
 It is trained offline by bench/facts_tagger_train.py (which also prints how well it does, cross-validated) on the
 labelled sets and hand-written customer messages, and applied here with numpy alone: no vectors, so it costs well
-under a millisecond a clause. The weights ship as tagger.npz; the labels, per-language thresholds and each label's
-lifetime as tagger.toml.
+under a millisecond a clause. The weights ship as tagger.npz; the labels, per-language thresholds, each label's
+lifetime and each slot's lexicon as tagger.toml.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ from memory.facts.model import Clause
 from memory.facts.rules import KINDS
 from memory.facts.sentences import has_cjk
 from memory.facts.weights import check_thresholds, read_described
+from memory.text import terms
 
 __all__ = [
-    "ARRAYS", "OUTSIDE", "READS", "SpanTagger", "Tagged", "TaggerModel", "Token", "clause_features", "label_kind",
+    "ARRAYS", "OUTSIDE", "READS", "SpanTagger", "Tagged", "TaggerModel", "Token", "clause_features", "content_words",
+    "label_kind",
     "read_tagger", "reads", "shipped_tagger", "shipped_tagger_path", "spans", "token_features", "tokens",
 ]
 
@@ -56,7 +60,7 @@ _TOKEN = re.compile(rf"[{_CJK}]|\d[\d,.]*\d|\d|(?:(?![{_CJK}\d])[^\W_])+(?:'(?:(
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 _WINDOW = 3
 _GAP = 2  # two runs of one label this few tokens apart are one span ("the gift card, then the Visa")
-_TOP_LEVEL = {"version", "labels", "weights", "weights_sha256", "thresholds", "lifetimes", "training"}
+_TOP_LEVEL = {"version", "labels", "weights", "weights_sha256", "thresholds", "lifetimes", "lexicons", "training"}
 # Edges a span never starts or ends on: punctuation and the function words a run of tokens picks up at its borders.
 _EDGE = frozenset(",.;:!?'\"()，。；：！？、「」…-—") | frozenset(
     "the a an my our your to and or of for with in on at 的 了 和 把 用".split())
@@ -148,6 +152,12 @@ def token_features(words: Sequence[str]) -> list[list[str]]:
     return features
 
 
+def content_words(words: Sequence[str]) -> set[str]:
+    """The words of a span that can name what it says, as token_features reads them: no punctuation, no stop word
+    (memory.text's), numbers as their shape."""
+    return {_norm(w) for w in words if w[0].isalnum() and (w[0].isdigit() or terms(w))}
+
+
 def clause_features(words: Sequence[str]) -> list[str]:
     """What every token of the clause also reads: its words, how it ends ("?") and its first two words. Summed once
     per clause at run time, so a long clause costs time in proportion to its length."""
@@ -171,6 +181,8 @@ class TaggerModel:
     gate_vocabulary: tuple[str, ...]
     thresholds: Mapping[str, float]
     lifetimes: Mapping[str, str]
+    # Per slot label, the words (as token_features reads them) its training spans use; a span of the slot holds one.
+    lexicons: Mapping[str, frozenset[str]] = field(default_factory=dict)
     index: Mapping[str, int] = field(init=False, repr=False, compare=False)
     gate_index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
@@ -201,7 +213,11 @@ class TaggerModel:
 def spans(model: TaggerModel, text: str, probabilities: np.ndarray, found: Sequence[Token],
           states: float = 1.0) -> list[Tagged]:
     """The runs of tokens whose most likely label is one constraint label (bridging gaps of up to `_GAP` tokens),
-    trimmed of edge words, with the mean probability of that label over the run times `states`."""
+    trimmed of edge words, with the mean probability of that label over the run times `states`.
+
+    A run of a slot label holds a word of that slot's lexicon (the words its training spans use), or it is not a
+    span: the clause's words are read by every token, so a clause that names a cabin can pull the card named after
+    it into the cabin slot ("business class and put it on the Amex"), and no cabin was ever said "Amex"."""
     best = probabilities.argmax(axis=1)
     runs: list[Tagged] = []
     i = 0
@@ -221,7 +237,9 @@ def spans(model: TaggerModel, text: str, probabilities: np.ndarray, found: Seque
             first += 1
         while last >= first and found[last].text.casefold() in _EDGE:
             last -= 1
-        if first <= last:
+        lexicon = model.lexicons.get(model.labels[label])
+        if first <= last and (lexicon is None or not lexicon.isdisjoint(
+                content_words([t.text for t in found[first:last + 1]]))):
             confidence = float(probabilities[i:j + 1, label].mean()) * states
             start, end = found[first].start, found[last].end
             runs.append(Tagged(model.labels[label], text[start:end], start, end, confidence))
@@ -279,6 +297,11 @@ def read_tagger(path: str | Path) -> TaggerModel:
     lifetimes = meta.get("lifetimes", {})
     if set(lifetimes) != set(labels[1:]) or not set(lifetimes.values()) <= {"request", "standing"}:
         raise ConfigError(f"{path}: [lifetimes] must give every label but {OUTSIDE!r} 'request' or 'standing'")
+    lexicons = meta.get("lexicons", {})
+    if not isinstance(lexicons, dict) or not set(lexicons) <= set(labels[1:]) or not all(
+            isinstance(words, list) and words and all(isinstance(w, str) and w for w in words)
+            for words in lexicons.values()):
+        raise ConfigError(f"{path}: [lexicons] must give some of the labels a non-empty list of words")
     model = TaggerModel(
         labels=labels, weights=arrays["weights"].astype(np.float64), bias=arrays["bias"].astype(np.float64),
         vocabulary=tuple(str(t) for t in arrays["vocabulary"]),
@@ -286,6 +309,7 @@ def read_tagger(path: str | Path) -> TaggerModel:
         gate_vocabulary=tuple(str(t) for t in arrays["gate_vocabulary"]),
         thresholds=check_thresholds(meta.get("thresholds", {}), f"{path}: [thresholds]"),
         lifetimes=MappingProxyType(dict(lifetimes)),
+        lexicons=MappingProxyType({label: frozenset(words) for label, words in lexicons.items()}),
     )
     if model.weights.shape != (len(model.vocabulary), len(labels)) or model.bias.shape != (len(labels),) \
             or model.gate_weights.shape != (len(model.gate_vocabulary),):

@@ -7,6 +7,7 @@ None of the sentences below is a line of the tagger's training data (a test chec
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -142,6 +143,23 @@ def test_the_shipped_model_has_slots_and_a_threshold_per_language(tagger: SpanTa
     assert tagger.lifetime("requirement:cabin") == "request" and tagger.lifetime("prohibition") == "standing"
 
 
+def test_the_shipped_slots_have_the_words_of_their_training_spans(tagger: SpanTagger) -> None:
+    lexicons = tagger.model.lexicons
+    assert {"economy", "business"} <= lexicons["requirement:cabin"] and "amex" not in lexicons["requirement:cabin"]
+    assert {"经", "济", "舱"} <= lexicons["requirement:cabin"]
+    assert "<num>" in lexicons["limit:budget"] and "prohibition" not in lexicons  # a free label has none
+
+
+@pytest.mark.parametrize(("text", "label"), [("Put us in economy for the whole trip.", "requirement:cabin"),
+                                             ("请帮我们都改成经济舱。", "requirement:cabin")])
+def test_a_slot_span_without_a_word_of_its_lexicon_is_not_a_span(tagger: SpanTagger, text: str, label: str) -> None:
+    assert [t.label for t in tagger.tag(text)] == [label]
+    model = dataclasses.replace(tagger.model, lexicons={**tagger.model.lexicons, label: frozenset({"aisle"})})
+    assert SpanTagger(model).tag(text) == []  # the run is there, its words are not the slot's
+    whole = dataclasses.replace(tagger.model, lexicons={})
+    assert [t.label for t in SpanTagger(whole).tag(text)] == [label]  # no lexicon: no such check
+
+
 def test_the_shipped_weights_were_built_from_the_shipped_data() -> None:
     recorded = tomllib.loads(shipped_tagger_path().read_text(encoding="utf-8"))["training"]["data_sha256"]
     assert recorded == hashlib.sha256(_TRAINING[0].read_bytes()).hexdigest(), (
@@ -167,6 +185,8 @@ def test_weights_that_do_not_match_their_description_are_refused(tmp_path: Path)
     (lambda t: t.replace("version = 1", "version = 2"), "version = 1"),
     (lambda t: t + "\n[extra]\n", "unknown keys"),
     (lambda t: t.replace('"requirement:cabin" = "request"', '"requirement:cabin" = "forever"'), "lifetimes"),
+    (lambda t: t.replace('[lexicons]\n', '[lexicons]\n"no such label" = ["economy"]\n'), "lexicons"),
+    (lambda t: t.replace('[lexicons]\n', '[lexicons]\n"requirement" = []\n'), "lexicons"),
     (lambda t: "not toml [", "not valid TOML"),
 ])
 def test_a_damaged_description_is_refused_with_the_reason(tmp_path: Path, change: object, match: str) -> None:
