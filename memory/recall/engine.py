@@ -82,6 +82,7 @@ class Recaller:
         if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= limit:
             raise ValidationError(f"budget must be a whole number of tokens from 0 to {limit:,}, got {budget!r}")
         check_score(min_score, "min_score")
+        threshold = self._config.recall.min_score if min_score is None else min_score
         search_filters = parse_filters(filters)
         scopes = ["global"]
         if search_filters.project:
@@ -99,16 +100,15 @@ class Recaller:
             reach = _CANDIDATE_BUDGETS * budget
             # A long snippet counts what packing can show of it, not its whole length (see results.within).
             # The spread over conversations orders; it does not push a result out of the threshold.
-            floor = self._config.recall.min_score if min_score is None else min_score
             shortlist = self._experience.shortlist(namespace, query, k, filters=search_filters, reach_tokens=reach,
-                                                   item_tokens=item_cap(budget, self._config.recall), floor=floor)
+                                                   item_tokens=item_cap(budget, self._config.recall), floor=threshold)
             candidates.extend(shortlist.snippets)
             beyond = shortlist.beyond
         now = self._clock()
         wanted = frozenset(query_terms(query))
         won: set[str] = set()
         while True:  # ends: each pass that loses a race drops at least one candidate
-            result = pack(candidates, budget, self._config.recall, self._counter, min_score=min_score, now=now,
+            result = pack(candidates, budget, self._config.recall, self._counter, min_score=threshold, now=now,
                           wanted=wanted)
             # One-shot task items are consumed only once they are in the block; one that did not fit stays for a
             # later turn. One that a concurrent call consumed first is dropped and the block packed again.
@@ -120,7 +120,7 @@ class Recaller:
                 if not candidates and query.strip() and not for_context \
                         and not _holds(namespace, self._experience, self._facts, self._tasks):
                     result = replace(result, warnings=(*result.warnings, _EMPTY.format(namespace=namespace)))
-                return _with_beyond(result, beyond, self._config.recall.min_score if min_score is None else min_score)
+                return _with_beyond(result, beyond, threshold)
             candidates = [c for c in candidates if not (is_one_shot(c) and c.key in lost)]
 
 
