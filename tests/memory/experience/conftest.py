@@ -115,12 +115,14 @@ def index_rows(store: Store, namespace: str, texts: Sequence[str]) -> list[int]:
 
 
 def assert_boosted(
-    fused: Callable[[float, str], dict[str, float]], query: str, plain: str, favoured: str, other: str
+    fused: Callable[[float, str], dict[str, float]], query: str, plain: str | None, favoured: str, other: str
 ) -> None:
     """A boost of 0.5 raises the `favoured` result's fused score (fused(boost, query) maps results to theirs) by
-    exactly half, leaves the `other` one's as it was, and leaves a `plain` query that names nothing unchanged."""
+    exactly half, leaves the `other` one's as it was, and leaves a `plain` query that names nothing unchanged (None
+    for a boost that reads no query)."""
     off, on = fused(0.0, query), fused(0.5, query)
     assert on[favoured] == pytest.approx(off[favoured] * 1.5, abs=1e-3)
     assert on[other] == pytest.approx(off[other], abs=1e-4)
     assert max(on, key=on.__getitem__) == favoured
-    assert fused(0.5, plain) == fused(0.0, plain)
+    if plain is not None:
+        assert fused(0.5, plain) == fused(0.0, plain)
