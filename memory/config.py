@@ -210,7 +210,8 @@ class RecallConfig:
 @dataclass(frozen=True)
 class FactsConfig:
     """Fact extraction: extra rule files on top of the shipped ones, and the model-assisted reading (span tagger
-    and clause detector, both on or off with `detector`)."""
+    and clause detector, both on or off with `detector`; the detector only over the embedding model it was trained
+    on, the tagger over any)."""
 
     extra_rules: tuple[str, ...] = ()
     extract_from_speakers: tuple[str, ...] = ("user",)

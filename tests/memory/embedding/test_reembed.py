@@ -22,8 +22,8 @@ from memory.reembed import reembed
 from memory.service import Memory
 from memory.store import collection_name, stored_identity
 from tests import ROOT
-from tests.conftest import on_backend
-from tests.memory.embedding.conftest import E5_CONFIG, minilm_folder
+from tests.conftest import E5_CONFIG, on_backend
+from tests.memory.embedding.conftest import minilm_folder
 
 DOCS = {
     "ns-a": {"loader": "The CSV loader streams rows in batches of 500 and retries a failed batch twice.",

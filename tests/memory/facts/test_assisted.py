@@ -14,7 +14,7 @@ import pytest
 from bench.facts_eval import chat_rate, chat_turns, missing_chat, score
 from memory.config import load_config
 from memory.embedding.base import Embedder
-from memory.facts.assisted import MODEL_RULES, TAGGER_RULE, fitting_detector, read_again
+from memory.facts.assisted import MODEL_RULES, TAGGER_RULE, model_readers, read_again
 from memory.facts.detector import load_detector
 from memory.facts.extract import extract
 from memory.facts.memory import FactMemory
@@ -51,7 +51,7 @@ def counting(embedder: Embedder) -> _Counting:
 @pytest.fixture()
 def facts(store: Store, rules: RuleSet, counting: _Counting) -> FactMemory:
     return FactMemory(store, rules, get_counter(), load_config().facts, ManualClock(tick=60),
-                      detector=fitting_detector(counting, rules))
+                      readers=model_readers(counting, rules))
 
 
 @pytest.mark.parametrize(("text", "kind"), [
@@ -87,7 +87,7 @@ def test_chat_questions_and_advice_yield_nothing_and_a_message_is_one_batch(fact
     assert [len(batch) for batch in counting.batches] == [2]
 
 
-def test_without_a_detector_only_the_rules_read(store: Store, rules: RuleSet) -> None:
+def test_without_readers_only_the_rules_read(store: Store, rules: RuleSet) -> None:
     text = "Please cite a source for every statistic you give me."
     plain = FactMemory(store, rules, get_counter(), load_config().facts, ManualClock(tick=60))
     assert not plain.observe("u1", text).stored
@@ -99,11 +99,11 @@ def test_without_a_detector_only_the_rules_read(store: Store, rules: RuleSet) ->
 def test_on_the_unseen_set_the_detector_adds_recall_and_keeps_chat_out(rules: RuleSet, embedder: Embedder) -> None:
     """Held out (docs/fact-labels.md): only the rates are read. The detector must add found constraints without
     costing more than a little precision, and real chat turns must stay under the issue's 2 %."""
-    detector = fitting_detector(embedder, rules)
+    readers = model_readers(embedder, rules)
     alone = score(_DATA / "unseen.jsonl", rules)
-    helped = score(_DATA / "unseen.jsonl", rules, detector=detector)
+    helped = score(_DATA / "unseen.jsonl", rules, readers=readers)
     for lang in ("en", "zh"):
         assert helped.facts[lang].recall > alone.facts[lang].recall, lang
         assert helped.facts[lang].precision >= alone.facts[lang].precision - 0.03, lang
     for lang, turns in chat_turns("heldout").items():
-        assert chat_rate(turns, rules, detector=detector).rate <= 0.02, lang
+        assert chat_rate(turns, rules, readers=readers).rate <= 0.02, lang

