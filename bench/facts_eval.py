@@ -20,6 +20,7 @@ from memory.facts.model import Extraction
 from memory.facts.normalize import normalize_key
 from memory.facts.numbers import format_number, parse_number
 from memory.facts.rules import INSTRUCTION_KINDS, KINDS, RuleSet
+from memory.text import terms
 
 __all__ = [
     "GoldFact",
@@ -38,6 +39,7 @@ __all__ = [
     "load_pairs",
     "load_tau_labels",
     "same_value",
+    "same_words",
     "score",
     "tau_messages",
 ]
@@ -64,6 +66,11 @@ TAU_LIFETIMES = {"task": "request", "standing": "standing"}
 # A value that contains the labelled one (or is contained in it) still names the same thing when the shorter
 # is at least this share of the longer: "tabs for indentation" ~ "tabs for indentation in Python", not "tabs".
 _NEAR = 0.6
+# The looser reading, reported beside the strict one and never in its place: a value matches when more than this
+# share of the two values' words (as recall's analyzer reads them: stemmed, stop words out, Chinese segmented) is
+# shared, so "business wherever possible" ~ "business class wherever possible", but not "tabs" ~ "tabs for
+# indentation in Python", nor "用中文回答" ~ "用英文回答" (half their words).
+_SHARED_WORDS = 0.5
 _WORDS = re.compile(r"[^\W_]+")
 
 
@@ -169,6 +176,7 @@ class QualityReport:
     misses: tuple[Miss, ...]
     kinds: Mapping[tuple[str, str], Score] = field(default_factory=lambda: MappingProxyType({}))
     lifetime: Mapping[str, SupersedeScore] = field(default_factory=lambda: MappingProxyType({}))
+    words: Mapping[str, Score] = field(default_factory=lambda: MappingProxyType({}))  # values matched by same_words
 
 
 @dataclass(frozen=True)
@@ -191,6 +199,7 @@ def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
     pairs) and score it per language and kind."""
     items = load_labelled(labelled) if isinstance(labelled, (str, Path)) else list(labelled)
     counts: dict[str, list[int]] = {ALL: [0, 0, 0, 0]}
+    words: dict[str, list[int]] = {ALL: [0, 0, 0, 0]}
     kinds: dict[tuple[str, str], list[int]] = {}
     lifetimes: dict[str, list[int]] = {}
     misses: list[Miss] = []
@@ -198,10 +207,12 @@ def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
         predicted = [GoldFact(f.kind, f.key, f.value, f.lifetime, f.rule)
                      for f in _extract(item.text, rules, readers).facts]
         matched, extra, missed = _match(predicted, list(item.facts))
+        loose = _match(predicted, list(item.facts), loose=True)[0]
         for lang in (item.lang, ALL):
-            row = counts.setdefault(lang, [0, 0, 0, 0])
-            for index, amount in enumerate((1, len(predicted), len(item.facts), len(matched))):
-                row[index] += amount
+            for table, found in ((counts, matched), (words, loose)):
+                row = table.setdefault(lang, [0, 0, 0, 0])
+                for index, amount in enumerate((1, len(predicted), len(item.facts), len(found))):
+                    row[index] += amount
             for kind in {f.kind for f in (*predicted, *item.facts)}:
                 cell = kinds.setdefault((lang, kind), [0, 0, 0, 0])
                 cell[0] += 1
@@ -225,6 +236,7 @@ def score(labelled: str | Path | Iterable[Labelled], rules: RuleSet,
         misses=tuple(misses),
         kinds=MappingProxyType({key: Score(*row) for key, row in sorted(kinds.items())}),
         lifetime=MappingProxyType({lang: SupersedeScore(*row) for lang, row in sorted(lifetimes.items())}),
+        words=MappingProxyType({lang: Score(*row) for lang, row in sorted(words.items())}),
     )
 
 
@@ -252,6 +264,17 @@ def same_value(predicted: str, gold: str) -> bool:
         return True
     short, long = sorted((one, other), key=len)
     return bool(short) and short in long and len(short) >= _NEAR * len(long)
+
+
+def same_words(predicted: str, gold: str) -> bool:
+    """The looser match, reported beside same_value: more than `_SHARED_WORDS` of the two values' words in common
+    (recall's analyzer, memory.text.terms, with counts in words read as digits: "three bags" ~ "3 bags")."""
+    one, other = _word_set(predicted), _word_set(gold)
+    return bool(one and other) and len(one & other) > _SHARED_WORDS * len(one | other)
+
+
+def _word_set(value: str) -> set[str]:
+    return {_number(word) or word for word in terms(value)}
 
 
 def load_labelled(path: str | Path) -> list[Labelled]:
@@ -328,14 +351,14 @@ def tau_messages(labels: Iterable[TauLabel], split: str) -> list[Labelled]:
     return items
 
 
-def _match(predicted: list[GoldFact], gold: list[GoldFact]
+def _match(predicted: list[GoldFact], gold: list[GoldFact], *, loose: bool = False
            ) -> tuple[list[tuple[GoldFact, GoldFact]], list[GoldFact], list[GoldFact]]:
     # Greedy one-to-one matching: a predicted fact may use up at most one labelled fact.
     left = list(gold)
     extra: list[GoldFact] = []
     matched: list[tuple[GoldFact, GoldFact]] = []
     for fact in predicted:
-        found = next((g for g in left if _same_fact(fact, g)), None)
+        found = next((g for g in left if _same_fact(fact, g, loose)), None)
         if found is None:
             extra.append(fact)
         else:
@@ -344,13 +367,14 @@ def _match(predicted: list[GoldFact], gold: list[GoldFact]
     return matched, extra, left
 
 
-def _same_fact(predicted: GoldFact, gold: GoldFact) -> bool:
+def _same_fact(predicted: GoldFact, gold: GoldFact, loose: bool = False) -> bool:
     # A slot key ("limit:budget", "requirement:diet") is what a later statement supersedes, so it must agree;
     # a free key is the value itself ("prohibition:tabs"), so the values decide (docs/fact-labels.md). The
     # detector's value is its whole clause: it matches a labelled fact of its kind that the clause states.
     if predicted.rule == DETECTOR_RULE:
         return predicted.kind == gold.kind and _fold_value(gold.value) in _fold_value(predicted.value)
-    if predicted.kind != gold.kind or not same_value(predicted.value, gold.value):
+    if predicted.kind != gold.kind or not (same_value(predicted.value, gold.value)
+                                           or (loose and same_words(predicted.value, gold.value))):
         return False
     slot = _canonical_key(gold.key) != _canonical_key(normalize_key(gold.kind, gold.value))
     return not slot or _canonical_key(predicted.key) == _canonical_key(gold.key)

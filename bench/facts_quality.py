@@ -116,6 +116,11 @@ def main() -> None:
                 found = reports[name].kinds.get((lang, kind))
                 cells.append(f"{found.precision:.3f} / {found.recall:.3f} ({found.gold:>3})" if found else "-")
             print("  ".join(cells))
+    print("\nvalues matched by words (same_words, beside the table's match; never in its place): precision / recall")
+    for name in ("dev", "unseen"):
+        for lang in ("en", "zh"):
+            loose = reports[name].words[lang]
+            print(f"{name:<7} {lang}  words P {loose.precision:.3f} R {loose.recall:.3f}")
     print("\nkinds alone (the right kind found, value aside) and lifetime (standing / this request)")
     for name in ("dev", "unseen"):
         kinds = kind_scores(_DATA / SETS[name][0], rules, models)
@@ -161,19 +166,21 @@ def tau(rules: RuleSet, models: ModelReaders | None = None, *, misses: bool = Fa
         readers["+ tagger"] = ModelReaders(None)
         if models.detector is not None:
             readers["+ models"] = models
-    print(f"customer dialogue (τ-bench airline): facts P / R / F1, kinds alone P / R, false-constraint rate "
-          f"(messages labelled with none yielding {' / '.join(sorted(FALSE_CONSTRAINT_KINDS))}), lifetime")
+    print(f"customer dialogue (τ-bench airline): facts P / R / F1, the same with values matched by words "
+          f"(same_words), kinds alone P / R, false-constraint rate (messages labelled with none yielding "
+          f"{' / '.join(sorted(FALSE_CONSTRAINT_KINDS))}), lifetime")
     print(f"{'split':<9} {'reader':<11} {'messages':>8} {'facts':>5}  {'P':>5} {'R':>5} {'F1':>5}   "
-          f"{'kinds P':>7} {'kinds R':>7}   {'false':>14}   lifetime")
+          f"{'words P':>7} {'words R':>7}   {'kinds P':>7} {'kinds R':>7}   {'false':>14}   lifetime")
     for split, items in splits.items():
         for name, reader in readers.items():
             report = score(items, rules, readers=reader)
-            facts, kinds = report.facts["en"], kind_scores(items, rules, reader)["en"]
+            facts, words, kinds = report.facts["en"], report.words["en"], kind_scores(items, rules, reader)["en"]
             rate = chat_rate([i.text for i in items if not i.facts], rules, readers=reader,
                              kinds=FALSE_CONSTRAINT_KINDS)
             life = report.lifetime.get("en")
             print(f"{split:<9} {name:<11} {facts.utterances:>8} {facts.gold:>5}  {facts.precision:.3f} "
-                  f"{facts.recall:.3f} {facts.f1:.3f}   {kinds.precision:>7.3f} {kinds.recall:>7.3f}   "
+                  f"{facts.recall:.3f} {facts.f1:.3f}   {words.precision:>7.3f} {words.recall:>7.3f}   "
+                  f"{kinds.precision:>7.3f} {kinds.recall:>7.3f}   "
                   f"{rate.rate:.4f} ({rate.flagged:>2}/{rate.turns})   "
                   f"{f'{life.accuracy:.3f} ({life.correct}/{life.pairs})' if life else '-'}")
     texts = [item.text for items in splits.values() for item in items]

@@ -7,7 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from bench.facts_eval import ALL, chat_rate, chat_turns, load_labelled, load_pairs, missing_chat, same_value, score
+from bench.facts_eval import (
+    ALL,
+    GoldFact,
+    Labelled,
+    chat_rate,
+    chat_turns,
+    load_labelled,
+    load_pairs,
+    missing_chat,
+    same_value,
+    same_words,
+    score,
+)
 from memory.errors import ValidationError
 from memory.facts import guards
 from memory.facts.extract import Extraction, extract, normalize_key
@@ -256,6 +268,30 @@ def test_values_compare_without_case_spaces_or_punctuation() -> None:
     assert same_value("Python 2 syntax", "python 2 syntax.")
     assert same_value("columns A and B", "Columns A and B")
     assert not same_value("500 USD", "800 USD")
+
+
+@pytest.mark.parametrize(("predicted", "gold", "words"), [
+    ("business class wherever possible", "business wherever possible", True),  # one word more
+    ("cancel any reservations with one passenger", "cancel the reservations with one passenger", True),
+    ("three checked bags", "3 checked bags", True),
+    ("改成商务舱", "商务舱", True),
+    ("tabs", "tabs for indentation in Python", False),  # most of the constraint missing
+    ("answer in English", "answer in Chinese", False),
+    ("用中文回答", "用英文回答", False),  # half the words in common is not enough
+])
+def test_the_looser_match_asks_for_most_words_in_common(predicted: str, gold: str, words: bool) -> None:
+    assert same_words(predicted, gold) is words
+    assert same_words(gold, predicted) is words
+
+
+def test_the_looser_match_is_reported_beside_the_strict_one(rules: RuleSet) -> None:
+    # A label saying the rules' value in more words matches by words only, in the words column.
+    for lang, text, value, label in [("en", "Never use Python 2 syntax.", "Python 2 syntax",
+                                      "python 2 syntax in new scripts"),
+                                     ("zh", "不要用Python 2的语法。", "Python 2的语法", "新项目python 2语法")]:
+        assert [f.value for f in extract(text, rules).facts] == [value]
+        report = score([Labelled(lang, text, (GoldFact("prohibition", f"prohibition:{label}", label),))], rules)
+        assert (report.facts[lang].correct, report.words[lang].correct) == (0, 1)
 
 
 def test_quality_files_are_validated(tmp_path: Path) -> None:
