@@ -237,7 +237,7 @@ def _timing(rules: RuleSet, models: ModelReaders | None = None, *, texts: Sequen
     for text in texts[:50]:  # warm the regular-expression caches (and the model)
         read_again(extract(text, rules), models, rules)
     # With the detector, one pass over texts not seen yet: the embedder's query cache would answer a second one.
-    measured = texts[50:] if models is not None else texts * 3
+    measured = texts[50:] if models is not None and models.detector is not None else texts * 3
     times = []
     for text in measured:
         start = time.perf_counter()

