@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from memory.embedding.base import Embedder
 from memory.facts import guards
-from memory.facts.detector import ClauseDetector, read_model, shipped_detector_path
+from memory.facts.detector import ClauseDetector, Detection, read_model, shipped_detector_path
 from memory.facts.model import Clause, ExtractedFact, Extraction
 from memory.facts.normalize import normalize_group, normalize_key, strip_edges
 from memory.facts.rules import INSTRUCTION_KINDS, RuleSet
@@ -80,9 +80,11 @@ def read_again(extraction: Extraction, readers: ModelReaders | None, rules: Rule
             if tagged:
                 facts = tuple(_tagged_fact(clause, t, tagger, rules) for t in tagged)
                 clauses[index] = Clause(clause.text, facts, None, clause.lifetime)
-    open_clauses = [] if detector is None else [
-        i for i, clause in enumerate(clauses) if not clause.facts and clause.reason == guards.NO_FACT]
-    found = detector.detect([clauses[i].text for i in open_clauses]) if open_clauses and detector is not None else []
+    open_clauses: list[int] = []
+    found: list[Detection | None] = []
+    if detector is not None:
+        open_clauses = [i for i, clause in enumerate(clauses) if not clause.facts and clause.reason == guards.NO_FACT]
+        found = detector.detect([clauses[i].text for i in open_clauses]) if open_clauses else []
     for index, detection in zip(open_clauses, found, strict=True):
         if detection is None:
             continue
